@@ -1,0 +1,2 @@
+//! The gprox benchmark harness.
+fn main() {}

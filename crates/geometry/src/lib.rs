@@ -1,0 +1,14 @@
+//! gprox-geometry: the shapes gprox reasons about.
+//!
+//! * [`TriMesh`]: an indexed triangle mesh with validation ([`mesh`]) and loaders ([`io`]).
+//! * [`transform`]: the one place where f32 poses become f64 world coordinates, so every
+//!   backend (CPU, CUDA, emulator) computes bit-identical positions.
+//! * exact primitive tests ([`predicates`], [`tri_tri`]).
+
+pub mod error;
+pub mod mesh;
+pub mod transform;
+
+pub use error::GeometryError;
+pub use glam;
+pub use mesh::TriMesh;

@@ -1,0 +1,1 @@
+//! gprox-query: the CPU backend's queries (collision, distance, CCD, ...), parallel with rayon.
