@@ -1,6 +1,64 @@
 //! gprox: geometric proximity queries between triangle meshes and freeform surfaces, on the CPU
 //! and on NVIDIA GPUs, through one API.
+//!
+//! * [`Backend`] picks where queries run (`Cpu`, `Cuda(i)`, [`Backend::auto`]); a [`Context`]
+//!   opens it once.
+//! * [`Model`] is a mesh with its BVH (refit when the mesh deforms).
+//! * [`collide_all`] / [`collide_any`] (or the same methods on [`Context`]) find intersecting
+//!   triangle pairs between two posed models.
+//! * [`render`] draws the results; the sub-crates are re-exported as [`geometry`], [`bvh`],
+//!   [`query`] and [`cuda`].
+//!
+//! ```
+//! use gprox::{geometry::scene::Scene, Backend, CollideOptions, Model};
+//! let scene = Scene::builtin();
+//! let a = Model::new(scene.mesh(0).clone());
+//! let b = Model::new(scene.mesh(1).clone());
+//! let pairs = gprox::collide_all(
+//!     Backend::Cpu, &a, &scene.pose(0, 0), &b, &scene.pose(0, 1), &CollideOptions::default(),
+//! )?;
+//! println!("{} intersecting triangle pairs", pairs.len());
+//! # Ok::<(), gprox::Error>(())
+//! ```
 
 pub use gprox_bvh as bvh;
+pub use gprox_cuda as cuda;
 pub use gprox_geometry as geometry;
 pub use gprox_query as query;
+
+mod backend;
+mod error;
+mod model;
+pub mod render;
+
+pub use backend::{Backend, Context};
+pub use error::Error;
+pub use glam::Affine3A;
+pub use gprox_query::collide::CollideOptions;
+pub use model::Model;
+
+/// Every intersecting triangle pair between `a` (placed by `pose_a`) and `b` (by `pose_b`) on
+/// `backend`: `(face of a, face of b)`, sorted, no duplicates. Opens the backend for this one
+/// call; keep a [`Context`] to run many queries.
+pub fn collide_all(
+    backend: Backend,
+    a: &Model,
+    pose_a: &Affine3A,
+    b: &Model,
+    pose_b: &Affine3A,
+    opts: &CollideOptions,
+) -> Result<Vec<[u32; 2]>, Error> {
+    Context::new(backend)?.collide_all(a, pose_a, b, pose_b, opts)
+}
+
+/// Whether `a` (placed by `pose_a`) and `b` (by `pose_b`) intersect, on `backend`.
+pub fn collide_any(
+    backend: Backend,
+    a: &Model,
+    pose_a: &Affine3A,
+    b: &Model,
+    pose_b: &Affine3A,
+    opts: &CollideOptions,
+) -> Result<bool, Error> {
+    Context::new(backend)?.collide_any(a, pose_a, b, pose_b, opts)
+}

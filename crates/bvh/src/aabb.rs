@@ -32,9 +32,18 @@ impl Aabb {
     /// The smallest box holding both.
     #[inline]
     pub fn merge(&self, o: &Self) -> Self {
+        // Written out per component: this sits in the refit and traversal hot loops.
         Self {
-            min: [0, 1, 2].map(|i| self.min[i].min(o.min[i])),
-            max: [0, 1, 2].map(|i| self.max[i].max(o.max[i])),
+            min: [
+                self.min[0].min(o.min[0]),
+                self.min[1].min(o.min[1]),
+                self.min[2].min(o.min[2]),
+            ],
+            max: [
+                self.max[0].max(o.max[0]),
+                self.max[1].max(o.max[1]),
+                self.max[2].max(o.max[2]),
+            ],
         }
     }
 

@@ -5,7 +5,21 @@
 //! sizes and field offsets on both sides.
 
 pub mod aabb;
+pub mod bounding_volume;
+pub mod bv_tree;
+pub mod coons;
+pub mod lbvh;
+pub mod morton;
 pub mod node;
+pub mod normal_cone;
+pub mod obb;
+pub mod rebuild_policy;
+pub mod refit;
+pub mod rss;
+pub mod sort;
+pub mod sphere;
+pub mod swept;
+mod topdown;
 
 pub use aabb::Aabb;
 pub use node::{Bvh, BvhNode, LEAF};

@@ -55,4 +55,19 @@ pub enum GeometryError {
         /// The underlying error.
         source: std::io::Error,
     },
+    /// A file was read, but the mesh it describes is invalid (empty, non-finite vertex, bad
+    /// index): `source` says what and where.
+    #[error("{path}: {source}")]
+    InvalidMesh {
+        /// The file.
+        path: PathBuf,
+        /// The validation error from [`TriMesh::new`](crate::TriMesh::new).
+        source: Box<GeometryError>,
+    },
+    /// The file's extension names no supported mesh format.
+    #[error("{path}: unsupported mesh format (expected .obj, .stl or .ply)")]
+    UnsupportedFormat {
+        /// The file.
+        path: PathBuf,
+    },
 }

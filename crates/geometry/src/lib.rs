@@ -6,8 +6,14 @@
 //! * exact primitive tests ([`predicates`], [`tri_tri`]).
 
 pub mod error;
+pub mod freeform;
+pub mod io;
 pub mod mesh;
+pub mod predicates;
+pub mod scene;
 pub mod transform;
+pub mod tri_distance;
+pub mod tri_tri;
 
 pub use error::GeometryError;
 pub use glam;

@@ -1,1 +1,9 @@
 //! gprox-query: the CPU backend's queries (collision, distance, CCD, ...), parallel with rayon.
+pub mod ccd;
+pub mod collide;
+pub mod distance;
+pub mod epa;
+pub mod freeform;
+pub mod front;
+pub mod gjk;
+pub mod self_collide;

@@ -1,0 +1,434 @@
+//! Command-line options and the top-level loop: scenes × targets × backend configurations.
+
+use std::path::{Path, PathBuf};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context as _, Result};
+use clap::Parser;
+use gprox::geometry::scene::Scene;
+use gprox::{Backend, Context};
+use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
+
+use crate::peers::PeerResults;
+use crate::report::{LbvhRecord, Machine, PeerRatio, RefCheck, Report, RunRecord};
+use crate::run::{run_target, same_result, targets, RunData};
+use crate::stats::{median, Summary};
+
+/// Options of the harness.
+#[derive(Clone, Debug, Parser)]
+#[command(name = "gprox-bench", about = "gprox benchmark harness")]
+pub struct Args {
+    /// Folder of `proxbench-scene/1` scenes (default: $GPROX_SCENES, else ../shared/peers/scenes
+    /// next to the workspace). Missing folder: only the built-in scene runs.
+    #[arg(long)]
+    pub scenes: Option<PathBuf>,
+    /// Folder of reference/peer result files `<scene>.json` (default: `<scenes>/../results`).
+    #[arg(long)]
+    pub results: Option<PathBuf>,
+    /// Only these scenes (comma separated names; `builtin-two-tori` is the built-in one).
+    #[arg(long, value_delimiter = ',')]
+    pub only: Vec<String>,
+    /// Use the first N frames of every scene (default: all).
+    #[arg(long)]
+    pub frames: Option<usize>,
+    /// CPU thread counts to run (default: 1 and all cores).
+    #[arg(long, value_delimiter = ',')]
+    pub threads: Vec<usize>,
+    /// Repetitions of every build and every frame's update and query.
+    #[arg(long, default_value_t = 3)]
+    pub repeats: usize,
+    /// Output folder for report.json, report.md and the plots.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Skip the built-in scene.
+    #[arg(long)]
+    pub no_builtin: bool,
+    /// Skip the CUDA backend even when a device is present.
+    #[arg(long)]
+    pub no_cuda: bool,
+    /// Triangle count of the generated mesh for the LBVH build/refit timing (0: skip).
+    #[arg(long, default_value_t = 1_000_000)]
+    pub lbvh_triangles: usize,
+    /// Threads for the LBVH timing.
+    #[arg(long, default_value_t = 2)]
+    pub lbvh_threads: usize,
+}
+
+impl Default for Args {
+    fn default() -> Self {
+        Self::parse_from(["gprox-bench"])
+    }
+}
+
+fn workspace_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default()
+}
+
+/// One backend configuration to time.
+struct Config {
+    backend: Backend,
+    threads: usize,
+    pool: Option<rayon::ThreadPool>,
+}
+
+impl Config {
+    fn label(&self) -> String {
+        self.backend.to_string()
+    }
+}
+
+fn configs(args: &Args) -> Result<(Vec<Config>, Vec<String>)> {
+    let all = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut threads = if args.threads.is_empty() {
+        vec![1, all]
+    } else {
+        args.threads.clone()
+    };
+    threads.retain(|&t| t > 0);
+    threads.dedup();
+    let mut out = Vec::new();
+    for t in threads {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(t).build()?;
+        out.push(Config {
+            backend: Backend::Cpu,
+            threads: t,
+            pool: Some(pool),
+        });
+    }
+    let mut devices = Vec::new();
+    if !args.no_cuda {
+        if let Ok(ctx) = Context::new(Backend::Cuda(0)) {
+            devices.push(ctx.backend().to_string());
+            out.push(Config {
+                backend: Backend::Cuda(0),
+                threads: 0,
+                pool: None,
+            });
+        }
+    }
+    Ok((out, devices))
+}
+
+fn scene_dirs(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.join("scene.json").is_file())
+        .collect();
+    v.sort();
+    v
+}
+
+fn loadavg() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
+}
+
+/// Compares a run's frames with the reference frames; returns the check.
+fn check_reference(data: &RunData, peers: Option<&crate::peers::PeerQuery>, src: &str) -> RefCheck {
+    let Some(pq) = peers.filter(|p| !p.reference.is_empty()) else {
+        return RefCheck {
+            source: "none".into(),
+            ..Default::default()
+        };
+    };
+    let mut check = RefCheck {
+        source: src.to_string(),
+        ..Default::default()
+    };
+    for f in &data.frames {
+        let Some(r) = pq.reference.get(&f.frame) else {
+            continue;
+        };
+        check.frames_checked += 1;
+        if let (Some(a), Some(b)) = (f.count, r.count) {
+            if a != b {
+                check
+                    .mismatches
+                    .push(format!("f{}: count {a} vs {b} (ref)", f.frame));
+            }
+        }
+        if let (Some(a), Some(b)) = (f.collide, r.collide) {
+            if a != b {
+                check
+                    .mismatches
+                    .push(format!("f{}: collide {a} vs {b} (ref)", f.frame));
+            }
+        }
+        if let (Some(a), Some(b)) = (&f.object_pairs, &r.object_pairs) {
+            if a != b {
+                check.mismatches.push(format!(
+                    "f{}: object pairs differ ({} vs {} (ref))",
+                    f.frame,
+                    a.len(),
+                    b.len()
+                ));
+            }
+        }
+    }
+    check
+}
+
+fn lbvh_timing(triangles: usize, threads: usize, repeats: usize) -> Result<LbvhRecord> {
+    // A torus with 2 * segments * sides ≈ triangles, sides = segments / 2.
+    let segments = ((triangles as f64).sqrt().ceil() as u32).max(3);
+    let sides = (segments / 2).max(3);
+    let mut mesh =
+        gprox::geometry::scene::torus(1.0, 0.3, segments, sides).context("torus parameters")?;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()?;
+    let moved: Vec<_> = mesh
+        .positions()
+        .iter()
+        .map(|p| *p * 1.01 + glam::Vec3::splat(0.001))
+        .collect();
+    let (mut build, mut refit) = (Vec::new(), Vec::new());
+    pool.install(|| -> Result<()> {
+        let mut bvh = gprox::bvh::lbvh::build(&mesh);
+        for _ in 0..repeats.max(3) {
+            let t = Instant::now();
+            bvh = gprox::bvh::lbvh::build(&mesh);
+            build.push(t.elapsed().as_secs_f64() * 1e3);
+        }
+        mesh.set_positions(moved)?;
+        for _ in 0..repeats.max(3) {
+            let t = Instant::now();
+            gprox::bvh::refit::refit_from_mesh(&mut bvh, &mesh)?;
+            refit.push(t.elapsed().as_secs_f64() * 1e3);
+        }
+        Ok(())
+    })?;
+    Ok(LbvhRecord {
+        mesh: format!("torus {segments}x{sides}"),
+        triangles: mesh.face_count(),
+        threads,
+        build_ms: Summary::of(&build),
+        refit_ms: Summary::of(&refit),
+    })
+}
+
+/// Runs everything `args` asks for, writes the reports, prints the markdown table.
+/// Returns `Ok(false)` when results disagree (with the reference or between backends).
+pub fn run_all(args: &Args) -> Result<bool> {
+    let unix = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let scenes_dir = args.scenes.clone().unwrap_or_else(|| {
+        std::env::var_os("GPROX_SCENES")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| workspace_dir().join("../shared/peers/scenes"))
+    });
+    let results_dir = args
+        .results
+        .clone()
+        .unwrap_or_else(|| scenes_dir.join("../results"));
+    let out_dir = args
+        .out
+        .clone()
+        .unwrap_or_else(|| workspace_dir().join("target/bench"));
+    std::fs::create_dir_all(&out_dir).with_context(|| format!("{}", out_dir.display()))?;
+    let load = loadavg();
+    let (configs, cuda_devices) = configs(args)?;
+
+    let mut report = Report {
+        schema: crate::report::SCHEMA,
+        date: crate::report::iso_date(unix),
+        machine: Machine {
+            cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            loadavg: load,
+            cuda_devices,
+        },
+        repeats: args.repeats.max(1),
+        runs: Vec::new(),
+        lbvh: Vec::new(),
+        skipped: Vec::new(),
+        failures: Vec::new(),
+    };
+    if !scenes_dir.is_dir() {
+        eprintln!(
+            "note: scene folder {} not found; running the built-in scene only",
+            scenes_dir.display()
+        );
+    }
+    let mut sources: Vec<Option<PathBuf>> = Vec::new();
+    if !args.no_builtin {
+        sources.push(None);
+    }
+    sources.extend(scene_dirs(&scenes_dir).into_iter().map(Some));
+    let wanted = |name: &str| args.only.is_empty() || args.only.iter().any(|o| o == name);
+
+    let bars = MultiProgress::new();
+    let style = ProgressStyle::with_template("{prefix:>28} [{bar:30}] {pos}/{len} {msg}")
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> ");
+    for src in sources {
+        if let Some(dir) = &src {
+            let name = dir.file_name().map(|n| n.to_string_lossy().to_string());
+            if !wanted(name.as_deref().unwrap_or("")) {
+                continue;
+            }
+        } else if !wanted("builtin-two-tori") {
+            continue;
+        }
+        let spinner = bars.add(ProgressBar::new_spinner());
+        spinner.set_message(format!(
+            "loading {}",
+            src.as_ref()
+                .map_or("built-in scene".into(), |d| d.display().to_string())
+        ));
+        let scene = match &src {
+            None => Scene::builtin(),
+            Some(dir) => Scene::load(dir)?,
+        };
+        spinner.finish_and_clear();
+        let peer_path = results_dir.join(format!("{}.json", scene.name()));
+        let peers = if src.is_some() {
+            PeerResults::load(&peer_path)?
+        } else {
+            None
+        };
+        let n = args.frames.unwrap_or(usize::MAX).min(scene.frame_count());
+        let frames: Vec<usize> = (0..n).collect();
+        let (tgts, skipped) = targets(&scene);
+        report.skipped.extend(skipped);
+        let bar = bars.add(ProgressBar::new((tgts.len() * configs.len() * n) as u64));
+        bar.set_style(style.clone());
+        bar.set_prefix(scene.name().to_string());
+        for t in &tgts {
+            let first_run = report.runs.len();
+            let mut first_data: Option<RunData> = None;
+            for c in &configs {
+                bar.set_message(format!(
+                    "{} {} {} x{}",
+                    t.kind.as_str(),
+                    t.label,
+                    c.label(),
+                    c.threads
+                ));
+                let ctx = Context::new(c.backend)?;
+                let go = || run_target(&ctx, &scene, t, &frames, args.repeats, || bar.inc(1));
+                let data = match &c.pool {
+                    Some(pool) => pool.install(go),
+                    None => go(),
+                }
+                .with_context(|| format!("{} {} {}", scene.name(), t.kind.as_str(), t.label))?;
+                let pq = peers
+                    .as_ref()
+                    .and_then(|p| p.get(t.kind.as_str(), &t.label));
+                let reference =
+                    check_reference(&data, pq, &format!("{}: ref", peer_path.display()));
+                for m in &reference.mismatches {
+                    report.failures.push(format!(
+                        "{} {} {} on {} x{}: {m}",
+                        scene.name(),
+                        t.kind.as_str(),
+                        t.label,
+                        c.label(),
+                        c.threads
+                    ));
+                }
+                if let Some(base) = &first_data {
+                    for (k, (a, b)) in base.frames.iter().zip(&data.frames).enumerate() {
+                        if !same_result(a, b) || base.pair_hashes[k] != data.pair_hashes[k] {
+                            report.failures.push(format!(
+                                "{} {} {} frame {}: {} x{} disagrees with the first configuration",
+                                scene.name(),
+                                t.kind.as_str(),
+                                t.label,
+                                a.frame,
+                                c.label(),
+                                c.threads
+                            ));
+                        }
+                    }
+                }
+                let upd: Vec<f64> = data.frames.iter().map(|f| f.update_ms).collect();
+                let qry: Vec<f64> = data.frames.iter().map(|f| f.query_ms).collect();
+                let tot: Vec<f64> = data
+                    .frames
+                    .iter()
+                    .map(|f| f.update_ms + f.query_ms)
+                    .collect();
+                let total_ms = Summary::of(&tot);
+                let noise: Vec<f64> = data.frames.iter().map(|f| f.query_noise_pct).collect();
+                let peers_ratio = pq
+                    .map(|pq| {
+                        pq.peers
+                            .iter()
+                            .map(|p| {
+                                let peer_ms = p.median_query_ms + p.median_update_ms;
+                                PeerRatio {
+                                    peer: p.peer.clone(),
+                                    peer_ms,
+                                    ratio: total_ms.median / peer_ms.max(1e-12),
+                                    peer_disagrees: p.disagrees,
+                                }
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                report.runs.push(RunRecord {
+                    scene: scene.name().to_string(),
+                    query: t.kind.as_str().to_string(),
+                    target: t.label.clone(),
+                    backend: c.label(),
+                    threads: c.threads,
+                    triangles: data.triangles,
+                    build_ms: Summary::of(&data.build_ms),
+                    update_ms: Summary::of(&upd),
+                    query_ms: Summary::of(&qry),
+                    total_ms,
+                    query_noise_pct: median(&noise),
+                    elements_per_s: data.triangles as f64 / (total_ms.median.max(1e-9) * 1e-3),
+                    count_total: data.frames.iter().filter_map(|f| f.count).sum(),
+                    frames_colliding: data
+                        .frames
+                        .iter()
+                        .filter(|f| f.collide == Some(true))
+                        .count(),
+                    frames: data.frames.clone(),
+                    reference,
+                    peers: peers_ratio,
+                });
+                if first_data.is_none() {
+                    first_data = Some(data);
+                }
+            }
+            let runs: Vec<&RunRecord> = report.runs[first_run..].iter().collect();
+            if let Err(e) = crate::plot::frame_times(&out_dir, &runs) {
+                eprintln!("warning: plot for {} {}: {e:#}", scene.name(), t.label);
+            }
+        }
+        bar.finish();
+    }
+    if args.lbvh_triangles > 0 {
+        let spinner = bars.add(ProgressBar::new_spinner());
+        spinner.set_message(format!(
+            "LBVH build/refit, {} triangles",
+            args.lbvh_triangles
+        ));
+        report
+            .lbvh
+            .push(lbvh_timing(args.lbvh_triangles, args.lbvh_threads, 5)?);
+        spinner.finish_and_clear();
+    }
+    let md = report.markdown();
+    println!("{md}");
+    let json_path = out_dir.join("report.json");
+    std::fs::write(&json_path, serde_json::to_string_pretty(&report)?)
+        .with_context(|| format!("{}", json_path.display()))?;
+    std::fs::write(out_dir.join("report.md"), &md)?;
+    eprintln!(
+        "wrote {} and report.md, plots in {}",
+        json_path.display(),
+        out_dir.display()
+    );
+    Ok(report.failures.is_empty())
+}

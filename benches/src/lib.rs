@@ -1,0 +1,16 @@
+//! The gprox benchmark harness: every scene in a `proxbench-scene/1` folder (plus the built-in
+//! one) × query × backend configuration, timed per stage, checked against the reference
+//! results of `shared/peers/results`, reported as JSON (`docs/bench-schema.md`), markdown and
+//! SVG plots.
+//!
+//! Run with `cargo run --release -p gprox-bench -- --help` or `cargo bench -p gprox-bench`.
+
+pub mod broad;
+pub mod harness;
+pub mod peers;
+pub mod plot;
+pub mod report;
+pub mod run;
+pub mod stats;
+
+pub use harness::{run_all, Args};

@@ -1,0 +1,308 @@
+//! Binary trees of tight bounding volumes (gProximity §4.3–4.4).
+//!
+//! Build = the LBVH split phase ([`crate::lbvh`] topology: Karras radix tree over sorted Morton
+//! codes) followed by a fitting pass in which every node, independently and in parallel, fits
+//! its volume to the triangles below it (a node covers a contiguous range of leaves, so its
+//! points are a contiguous slice and its principal frame comes from prefix sums of moments).
+//! RSS trees split on RSS-oriented Morton codes ([`oriented_morton_codes`]): one RSS is fitted
+//! around the whole model and the codes are computed in its frame. Refit (deforming meshes)
+//! refits leaves to their triangles and merges bottom-up, level by level.
+
+use glam::DVec3;
+use gprox_geometry::TriMesh;
+use rayon::prelude::*;
+
+use crate::bounding_volume::{BoundingVolume, Moments};
+use crate::morton::spread21;
+use crate::rss::Rss;
+use crate::{lbvh, Bvh, LEAF};
+
+/// One node: a bounding volume and the LBVH links (`right == LEAF`: leaf, `left` = face).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BvTreeNode<B> {
+    /// Bounds of every triangle below (model coordinates).
+    pub bv: B,
+    /// Left child, or the face index of a leaf.
+    pub left: u32,
+    /// Right child, or [`LEAF`].
+    pub right: u32,
+}
+
+impl<B> BvTreeNode<B> {
+    /// Whether this node is a leaf.
+    #[inline]
+    pub fn is_leaf(&self) -> bool {
+        self.right == LEAF
+    }
+}
+
+/// How the split phase orders the triangles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Split {
+    /// Standard LBVH Morton codes in model coordinates (the AABB tree's topology).
+    World,
+    /// Morton codes in the frame of an RSS fitted around the whole model (§4.4).
+    Oriented,
+}
+
+/// A binary BVH of volumes `B` with the LBVH layout: `2n − 1` nodes, internal nodes `0..n−1`
+/// (root 0), leaves `n−1..2n−1` in split order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BvTree<B> {
+    /// The nodes; node 0 is the root.
+    pub nodes: Vec<BvTreeNode<B>>,
+    /// Parent of every node (`LEAF` for the root).
+    pub parents: Vec<u32>,
+}
+
+/// Internal nodes over more triangles than this merge their children instead of fitting all
+/// corners (the O(n log n) fitting work stops after log2 of this many levels).
+pub const FIT_LEAVES: usize = 64;
+
+/// Below this many nodes the passes run on one thread.
+const PAR_MIN: usize = 1 << 12;
+
+/// RSS-oriented Morton codes (§4.4): triangle centroids in the frame of one RSS fitted around all
+/// vertices, quantised to 21 bits per axis over their bounding box, interleaved like
+/// [`crate::morton::morton63`].
+pub fn oriented_morton_codes(mesh: &TriMesh) -> Vec<u64> {
+    let pts: Vec<DVec3> = mesh.positions().iter().map(|p| p.as_dvec3()).collect();
+    let frame = Rss::fit_points(&pts).axes;
+    let ft = frame.transpose();
+    let cent: Vec<DVec3> = mesh
+        .faces()
+        .iter()
+        .map(|f| ft * ((pts[f[0] as usize] + pts[f[1] as usize] + pts[f[2] as usize]) / 3.0))
+        .collect();
+    let (lo, hi) = cent.iter().fold(
+        (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)),
+        |(lo, hi), &c| (lo.min(c), hi.max(c)),
+    );
+    let ext = (hi - lo).to_array().map(|e| if e > 0.0 { e } else { 1.0 });
+    let cells = 2097152.0f64;
+    cent.iter()
+        .map(|c| {
+            let q = (*c - lo).to_array();
+            let k = [0, 1, 2].map(|i| (q[i] / ext[i] * cells).clamp(0.0, cells - 1.0) as u32);
+            (spread21(k[0]) << 2) | (spread21(k[1]) << 1) | spread21(k[2])
+        })
+        .collect()
+}
+
+/// Triangle corners in model coordinates (f64).
+fn triangle(mesh: &TriMesh, face: u32) -> [DVec3; 3] {
+    mesh.triangle(face as usize).map(|p| p.as_dvec3())
+}
+
+impl<B: BoundingVolume> BvTree<B> {
+    /// Builds the tree over `mesh` with RSS-oriented splitting and a full fitting pass.
+    ///
+    /// ```
+    /// use gprox_bvh::bv_tree::BvTree;
+    /// use gprox_bvh::rss::Rss;
+    /// use gprox_geometry::{glam::Vec3, TriMesh};
+    /// let mesh = TriMesh::new(
+    ///     vec![Vec3::ZERO, Vec3::X, Vec3::Y, Vec3::Z],
+    ///     vec![[0, 1, 2], [0, 1, 3], [0, 2, 3]],
+    /// )
+    /// .unwrap();
+    /// let tree = BvTree::<Rss>::build(&mesh);
+    /// assert_eq!(tree.nodes.len(), 5);
+    /// ```
+    pub fn build(mesh: &TriMesh) -> Self {
+        Self::build_with(mesh, Split::Oriented)
+    }
+
+    /// Builds the tree with the given split.
+    pub fn build_with(mesh: &TriMesh, split: Split) -> Self {
+        let topology = match split {
+            Split::World => lbvh::build(mesh),
+            Split::Oriented => {
+                let (codes, order) = lbvh::sort_codes(&oriented_morton_codes(mesh));
+                lbvh::hierarchy(&codes, &order)
+            }
+        };
+        Self::fit(mesh, &topology)
+    }
+
+    /// The fitting pass over an existing LBVH topology. Leaves are fitted to their triangle;
+    /// every internal node covering at most [`FIT_LEAVES`] triangles is fitted directly to all of
+    /// their corners, in its principal frame (from prefix sums of moments), all such nodes in
+    /// parallel; the few nodes above merge their children in their own principal frame.
+    pub fn fit(mesh: &TriMesh, topology: &Bvh) -> Self {
+        let nodes = &topology.nodes;
+        let m = nodes.len();
+        if m == 0 {
+            return Self {
+                nodes: Vec::new(),
+                parents: Vec::new(),
+            };
+        }
+        let n = m.div_ceil(2);
+        let first_leaf = n - 1;
+        // Leaf-order points and prefix moments.
+        let points: Vec<DVec3> = nodes[first_leaf..]
+            .iter()
+            .flat_map(|leaf| triangle(mesh, leaf.left))
+            .collect();
+        let mut prefix = Vec::with_capacity(n + 1);
+        prefix.push(Moments::default());
+        for t in points.chunks_exact(3) {
+            let last = *prefix.last().expect("non-empty");
+            let m3 = Moments::from_points(t);
+            prefix.push(m3.add(&last));
+        }
+        let ranges = leaf_ranges(topology);
+        let frame_of = |i: usize| {
+            let (f, l) = ranges[i];
+            prefix[l as usize + 1].sub(&prefix[f as usize]).frame()
+        };
+        let placeholder = B::fit_in_frame(&[], &glam::DMat3::IDENTITY);
+        let fit_node = |i: usize| -> BvTreeNode<B> {
+            let (f, l) = ranges[i];
+            let bv = if i >= first_leaf {
+                let t = &points[3 * f as usize..3 * f as usize + 3];
+                B::fit_triangle(&[t[0], t[1], t[2]])
+            } else if (l - f) as usize >= FIT_LEAVES {
+                placeholder // merged below
+            } else {
+                let pts = &points[3 * f as usize..3 * (l as usize + 1)];
+                B::fit_in_frame(pts, &frame_of(i))
+            };
+            BvTreeNode {
+                bv,
+                left: nodes[i].left,
+                right: nodes[i].right,
+            }
+        };
+        let mut out: Vec<BvTreeNode<B>> = if m < PAR_MIN {
+            (0..m).map(fit_node).collect()
+        } else {
+            (0..m)
+                .into_par_iter()
+                .with_min_len(64)
+                .map(fit_node)
+                .collect()
+        };
+        // Large nodes: fitted in their principal frame around the maximal small nodes below
+        // them (one level of approximation, no compounding), independently of each other.
+        let is_small = |i: usize| i >= first_leaf || ((ranges[i].1 - ranges[i].0) as usize) < FIT_LEAVES;
+        let large: Vec<usize> = (0..first_leaf).filter(|&i| !is_small(i)).collect();
+        let fit_large = |&i: &usize| -> (usize, B) {
+            let mut parts = Vec::new();
+            let mut stack = vec![i];
+            while let Some(j) = stack.pop() {
+                if is_small(j) {
+                    parts.push(out[j].bv);
+                } else {
+                    stack.push(out[j].left as usize);
+                    stack.push(out[j].right as usize);
+                }
+            }
+            (i, B::merge_all_in_frame(&parts, &frame_of(i)))
+        };
+        let fitted: Vec<(usize, B)> = if large.len() < 64 {
+            large.iter().map(fit_large).collect()
+        } else {
+            large.par_iter().map(fit_large).collect()
+        };
+        for (i, bv) in fitted {
+            out[i].bv = bv;
+        }
+        Self {
+            nodes: out,
+            parents: topology.parents.clone(),
+        }
+    }
+
+    /// Number of leaves (triangles).
+    pub fn leaf_count(&self) -> usize {
+        self.nodes.len().div_ceil(2)
+    }
+
+    /// Refits to new vertex positions of the same mesh topology: leaves are refitted to their
+    /// triangles, internal nodes merge their children, deepest level first.
+    pub fn refit(&mut self, mesh: &TriMesh) {
+        let m = self.nodes.len();
+        if m == 0 {
+            return;
+        }
+        let first_leaf = m.div_ceil(2) - 1;
+        let refit_leaf = |node: &mut BvTreeNode<B>| {
+            node.bv = B::fit_triangle(&triangle(mesh, node.left));
+        };
+        if m < PAR_MIN {
+            self.nodes[first_leaf..].iter_mut().for_each(refit_leaf);
+        } else {
+            self.nodes[first_leaf..]
+                .par_iter_mut()
+                .with_min_len(256)
+                .for_each(refit_leaf);
+        }
+        for level in internal_levels(self).iter().rev() {
+            let nodes = &self.nodes;
+            let merge = |&i: &u32| {
+                let n = &nodes[i as usize];
+                let (l, r) = (&nodes[n.left as usize], &nodes[n.right as usize]);
+                (i, l.bv.merge(&r.bv))
+            };
+            let merged: Vec<(u32, B)> = if level.len() < PAR_MIN {
+                level.iter().map(merge).collect()
+            } else {
+                level.par_iter().with_min_len(256).map(merge).collect()
+            };
+            for (i, bv) in merged {
+                self.nodes[i as usize].bv = bv;
+            }
+        }
+    }
+}
+
+/// Internal nodes grouped by depth (root level first).
+fn internal_levels<B>(tree: &BvTree<B>) -> Vec<Vec<u32>> {
+    let mut levels: Vec<Vec<u32>> = Vec::new();
+    if tree.nodes.is_empty() || tree.nodes[0].is_leaf() {
+        return levels;
+    }
+    let mut current = vec![0u32];
+    while !current.is_empty() {
+        let mut next = Vec::new();
+        for &i in &current {
+            let n = &tree.nodes[i as usize];
+            for c in [n.left, n.right] {
+                if !tree.nodes[c as usize].is_leaf() {
+                    next.push(c);
+                }
+            }
+        }
+        levels.push(current);
+        current = next;
+    }
+    levels
+}
+
+/// Leaf range `[first, last]` (leaf slots) of every node of an LBVH topology.
+pub fn leaf_ranges(topology: &Bvh) -> Vec<(u32, u32)> {
+    let nodes = &topology.nodes;
+    let m = nodes.len();
+    let n = m.div_ceil(2);
+    let first_leaf = (n - 1) as u32;
+    let mut ranges = vec![(0u32, 0u32); m];
+    let mut stack = vec![(0u32, 0u32, (n - 1) as u32)];
+    while let Some((i, f, l)) = stack.pop() {
+        ranges[i as usize] = (f, l);
+        let node = &nodes[i as usize];
+        if node.is_leaf() {
+            continue;
+        }
+        let left = node.left;
+        let gamma = if left >= first_leaf {
+            left - first_leaf
+        } else {
+            left
+        };
+        stack.push((left, f, gamma));
+        stack.push((node.right, gamma + 1, l));
+    }
+    ranges
+}

@@ -1,0 +1,457 @@
+//! The dual Coons BVH (paper §3–4): a surface-level binary tree per surface whose nodes keep
+//! two one-byte scalars (bounding-sphere radius around the surface mid-point, deviation from the
+//! corner tetrahedron) and whose leaves are Coons patches carrying two ε-lists of one-byte levels.
+//!
+//! Layout (succinct): the forest of all surfaces' trees is stored in level order, roots first.
+//! Per node one "internal" bit and one "split along u" bit; a rank directory (internal nodes
+//! before each block of 64) finds the children of internal node `i` at `S + 2 rank(i)` and
+//! `S + 2 rank(i) + 1` (`S` = number of surfaces), and leaf `i` is leaf number `i - rank(i)`.
+//! Per leaf one byte holds both ε-list lengths; a directory every 16 leaves gives the ε offset.
+
+use std::time::Instant;
+
+use gprox_geometry::freeform::{NurbsSurface, ParamRect};
+use rayon::prelude::*;
+
+use super::quantise::{dequantise, quantise};
+
+/// Deepest surface-level subdivision before the build gives up.
+pub const MAX_DEPTH: usize = 40;
+/// Longest ε-list (levels of dyadic curve subdivision) kept per direction (fits a nibble).
+pub const MAX_EPS_LEVELS: usize = 15;
+/// Node scalars (radius, deviation) are quantised with base `NODE_BASE * unit`.
+pub const NODE_BASE: f64 = 4.0;
+/// Leaves per ε-offset directory entry.
+pub const EPS_BLOCK: usize = 16;
+
+/// Errors of the Coons BVH build.
+#[derive(Debug, thiserror::Error)]
+pub enum CoonsError {
+    /// A model without surfaces.
+    #[error("cannot build a Coons BVH of zero surfaces")]
+    Empty,
+    /// The tolerance is not a finite number in [1e-7, 1].
+    #[error("relative tolerance {0} must be finite and in [1e-7, 1]")]
+    BadTolerance(f64),
+    /// Subdivision did not reach the tolerance within [`MAX_DEPTH`] levels.
+    #[error("surface {surface}: Coons approximation did not converge within {depth} subdivisions at {rect:?}")]
+    DepthExceeded {
+        /// Index of the surface.
+        surface: usize,
+        /// Depth reached.
+        depth: usize,
+        /// Parameter rectangle where it failed.
+        rect: ParamRect,
+    },
+}
+
+/// Build options.
+#[derive(Clone, Copy, Debug)]
+pub struct CoonsOptions {
+    /// Coons approximation error bound relative to the model unit (paper: 1e-2 … 1e-5).
+    pub epsilon: f64,
+    /// The ε-lists continue until the curve polyline error is below `curve_fraction * epsilon`
+    /// (paper Table 1: 0.1).
+    pub curve_fraction: f64,
+}
+
+impl Default for CoonsOptions {
+    fn default() -> Self {
+        Self {
+            epsilon: 1e-5,
+            curve_fraction: 0.1,
+        }
+    }
+}
+
+/// The compact dual Coons BVH of a set of surfaces (the surfaces themselves are not stored).
+#[derive(Clone, Debug)]
+pub struct CoonsBvh {
+    /// The model unit (largest side of the control-net bounding box).
+    pub unit: f64,
+    /// Absolute Coons approximation bound `epsilon * unit`: every leaf's Coons patch is within it.
+    pub epsilon: f64,
+    /// Number of surfaces (= roots, nodes `0..surface_count`).
+    pub surface_count: usize,
+    /// Bit `i`: node `i` is internal.
+    pub internal: Vec<u64>,
+    /// Bit `i`: internal node `i` splits along u (else along v).
+    pub split_u: Vec<u64>,
+    /// Internal nodes before each block of 64 nodes.
+    pub rank: Vec<u32>,
+    /// Per node: quantised bounding-sphere radius (base `NODE_BASE * unit`).
+    pub radius: Vec<u8>,
+    /// Per node: quantised deviation from the corner tetrahedron (base `NODE_BASE * unit`).
+    pub deviation: Vec<u8>,
+    /// Per leaf: `len_u | len_v << 4`.
+    pub eps_len: Vec<u8>,
+    /// ε bytes before each block of [`EPS_BLOCK`] leaves.
+    pub eps_block: Vec<u32>,
+    /// ε-lists, leaf after leaf: `len_u` u-levels then `len_v` v-levels (base `unit`).
+    pub eps: Vec<u8>,
+    /// Number of Coons leaves.
+    pub leaf_count: usize,
+    /// Number of bilinear surfaces at the finest ε-list level, summed over leaves.
+    pub bilinear_count: u64,
+    /// Build wall time in seconds.
+    pub build_seconds: f64,
+}
+
+enum LocalKind {
+    Leaf { lu: Vec<u8>, lv: Vec<u8> },
+    Internal { split_u: bool, children: [usize; 2] },
+}
+
+struct LocalNode {
+    kind: LocalKind,
+    radius: u8,
+    deviation: u8,
+}
+
+/// Levels of the ε-lists computed by actually splitting the curves; deeper levels of
+/// polynomial curves use the certified second-derivative bound `h^2/8 max|C''|`.
+const EXACT_LEVELS: usize = 3;
+
+/// For a polynomial curve: `(max |C''|, sum of |C'(k+) - C'(k-)|)` over its Bézier segments and
+/// their junctions, from the control points; `None` for rational curves. On any parameter
+/// segment of length `h` the chord error is then at most `h^2/8 max|C''| + h/4 sum|jump|`
+/// (interpolation error through the Green's function of `d^2/dt^2`, a kink contributing
+/// `G(t, k) |jump| <= h/4 |jump|`).
+fn derivative_bounds(c: &gprox_geometry::freeform::NurbsCurve) -> Option<(f64, f64)> {
+    if c.homogeneous_points().iter().any(|h| h.w != 1.0) {
+        return None;
+    }
+    let p = c.degree();
+    let segs = c.bezier_segments();
+    let (mut m, mut jumps) = (0.0f64, 0.0f64);
+    let mut prev_end: Option<glam::DVec3> = None;
+    for ([a, b], seg) in &segs {
+        let len = b - a;
+        if len <= 0.0 {
+            continue;
+        }
+        if p >= 2 {
+            for w in seg.windows(3) {
+                let d2 = (w[0] - 2.0 * w[1] + w[2]).truncate().length();
+                m = m.max((p * (p - 1)) as f64 * d2 / (len * len));
+            }
+        }
+        let start = (seg[1] - seg[0]).truncate() * (p as f64 / len);
+        if let Some(e) = prev_end {
+            jumps += (start - e).length();
+        }
+        prev_end = Some((seg[p] - seg[p - 1]).truncate() * (p as f64 / len));
+    }
+    Some((m, jumps))
+}
+
+/// Dyadic ε-list of a pair of opposite boundary curves: level k bounds the chord deviation of
+/// both curves on each of the `2^k` uniform parameter segments.
+fn eps_list(curves: [gprox_geometry::freeform::NurbsCurve; 2], stop: f64, unit: f64) -> Vec<u8> {
+    let mut pieces: Vec<gprox_geometry::freeform::NurbsCurve> = curves.to_vec();
+    let mut out = Vec::new();
+    // Per piece (max |C''|, sum of derivative jumps, parameter length) once the analytic bound
+    // takes over.
+    let mut analytic: Option<Vec<(f64, f64, f64)>> = None;
+    loop {
+        let e = match &analytic {
+            Some(v) => v
+                .iter()
+                .map(|&(m, j, h)| m * h * h / 8.0 + j * h / 4.0)
+                .fold(0.0, f64::max),
+            None => pieces
+                .iter()
+                .map(|c| c.chord_deviation())
+                .fold(0.0, f64::max),
+        };
+        let Some(q) = quantise(e, unit) else { break };
+        out.push(q);
+        if e <= stop || out.len() >= MAX_EPS_LEVELS || q == 255 {
+            break;
+        }
+        if let Some(v) = &mut analytic {
+            for x in v.iter_mut() {
+                x.2 *= 0.5;
+            }
+            continue;
+        }
+        pieces = pieces
+            .iter()
+            .flat_map(|c| {
+                let [a, b] = c.domain();
+                match c.split(0.5 * (a + b)) {
+                    Ok((l, r)) => vec![l, r],
+                    Err(_) => vec![c.clone(), c.clone()],
+                }
+            })
+            .collect();
+        if out.len() >= EXACT_LEVELS {
+            let bounds: Option<Vec<(f64, f64, f64)>> = pieces
+                .iter()
+                .map(|c| {
+                    let [a, b] = c.domain();
+                    derivative_bounds(c).map(|(m, j)| (m, j, b - a))
+                })
+                .collect();
+            analytic = bounds;
+        }
+    }
+    out
+}
+
+/// Chooses the split direction by look-ahead: the direction whose worse half has the smaller
+/// Coons deviation (ties: the direction of the larger boundary/net curvature).
+fn choose_split(s: &NurbsSurface, sub: &NurbsSurface, rect: &ParamRect, cd: &[f64]) -> bool {
+    let [du, dv] = sub.net_second_differences();
+    let prefer_u = cd[0].max(cd[1]) + du >= cd[2].max(cd[3]) + dv;
+    let worst = |along_u: bool| -> f64 {
+        let t = s.split_parameter(rect, along_u);
+        match sub.split(along_u, t) {
+            Ok((a, b)) => a.coons_deviation().max(b.coons_deviation()),
+            Err(_) => f64::INFINITY,
+        }
+    };
+    let (wu, wv) = (worst(true), worst(false));
+    if wu == wv {
+        prefer_u
+    } else {
+        wu < wv
+    }
+}
+
+/// Builds the subtree of `sub` (over `rect`); index 0 of the result is its root.
+fn build_node(
+    index: usize,
+    s: &NurbsSurface,
+    sub: NurbsSurface,
+    rect: ParamRect,
+    depth: usize,
+    ctx: (f64, f64, f64),
+) -> Result<Vec<LocalNode>, CoonsError> {
+    let (unit, eps, stop) = ctx;
+    let nb = NODE_BASE * unit;
+    let (um, vm) = rect.mid();
+    let centre = s.point(um, vm);
+    let radius = sub
+        .homogeneous_points()
+        .iter()
+        .map(|h| (h.truncate() / h.w - centre).length())
+        .fold(0.0, f64::max);
+    let dev = sub.bilinear_deviation().min(2.0 * radius);
+    let (radius, deviation) = (
+        quantise(radius, nb).unwrap_or(0),
+        quantise(dev, nb).unwrap_or(0),
+    );
+    let curves: Vec<_> = (0..4).map(|k| sub.boundary_curve(k)).collect();
+    let cd: Vec<f64> = curves.iter().map(|c| c.chord_deviation()).collect();
+    let level0 = cd.iter().copied().fold(0.0, f64::max);
+    if level0 <= unit && sub.coons_deviation() <= eps {
+        let lu = eps_list([curves[0].clone(), curves[1].clone()], stop, unit);
+        let lv = eps_list([curves[2].clone(), curves[3].clone()], stop, unit);
+        return Ok(vec![LocalNode {
+            kind: LocalKind::Leaf { lu, lv },
+            radius,
+            deviation,
+        }]);
+    }
+    if depth >= MAX_DEPTH {
+        return Err(CoonsError::DepthExceeded {
+            surface: index,
+            depth,
+            rect,
+        });
+    }
+    let along_u = choose_split(s, &sub, &rect, &cd);
+    let t = s.split_parameter(&rect, along_u);
+    let halves = rect.split_at(along_u, t);
+    let Ok((a, b)) = sub.split(along_u, t) else {
+        return Err(CoonsError::DepthExceeded {
+            surface: index,
+            depth,
+            rect,
+        });
+    };
+    let (l, r) = rayon::join(
+        || build_node(index, s, a, halves[0], depth + 1, ctx),
+        || build_node(index, s, b, halves[1], depth + 1, ctx),
+    );
+    let (l, r) = (l?, r?);
+    let mut out = Vec::with_capacity(1 + l.len() + r.len());
+    let (lo, ro) = (1, 1 + l.len());
+    out.push(LocalNode {
+        kind: LocalKind::Internal {
+            split_u: along_u,
+            children: [lo, ro],
+        },
+        radius,
+        deviation,
+    });
+    let shift = |mut n: LocalNode, by: usize| {
+        if let LocalKind::Internal { children, .. } = &mut n.kind {
+            children[0] += by;
+            children[1] += by;
+        }
+        n
+    };
+    out.extend(l.into_iter().map(|n| shift(n, lo)));
+    out.extend(r.into_iter().map(|n| shift(n, ro)));
+    Ok(out)
+}
+
+#[inline]
+fn bit(v: &[u64], i: usize) -> bool {
+    v[i / 64] >> (i % 64) & 1 == 1
+}
+
+impl CoonsBvh {
+    /// Builds the Coons BVH of `surfaces` (model coordinates) with Coons error bound
+    /// `options.epsilon * unit`, `unit` the largest side of the control-net bounding box.
+    ///
+    /// ```
+    /// use gprox_bvh::coons::{CoonsBvh, CoonsOptions};
+    /// let teapot = gprox_geometry::freeform::teapot();
+    /// let bvh = CoonsBvh::build(&teapot, &CoonsOptions { epsilon: 1e-2, ..Default::default() }).unwrap();
+    /// assert!(bvh.leaf_count >= teapot.len());
+    /// ```
+    pub fn build(surfaces: &[NurbsSurface], options: &CoonsOptions) -> Result<Self, CoonsError> {
+        let start = Instant::now();
+        if surfaces.is_empty() {
+            return Err(CoonsError::Empty);
+        }
+        let e = options.epsilon;
+        if !(e.is_finite() && (1e-7..=1.0).contains(&e)) {
+            return Err(CoonsError::BadTolerance(e));
+        }
+        let (lo, hi) = surfaces.iter().fold(
+            (glam::DVec3::INFINITY, glam::DVec3::NEG_INFINITY),
+            |(lo, hi), s| {
+                let (a, b) = s.control_bounds();
+                (lo.min(a), hi.max(b))
+            },
+        );
+        let unit = (hi - lo).max_element().max(f64::MIN_POSITIVE);
+        let ctx = (unit, e * unit, options.curve_fraction * e * unit);
+        let locals: Vec<Vec<LocalNode>> = surfaces
+            .par_iter()
+            .enumerate()
+            .map(|(i, s)| build_node(i, s, s.clone(), s.domain(), 0, ctx))
+            .collect::<Result<_, _>>()?;
+        // Level order over the forest: roots first, then children in parent order.
+        let mut queue: std::collections::VecDeque<(usize, usize)> =
+            (0..locals.len()).map(|s| (s, 0)).collect();
+        let mut bvh = Self {
+            unit,
+            epsilon: ctx.1,
+            surface_count: surfaces.len(),
+            internal: Vec::new(),
+            split_u: Vec::new(),
+            rank: Vec::new(),
+            radius: Vec::new(),
+            deviation: Vec::new(),
+            eps_len: Vec::new(),
+            eps_block: Vec::new(),
+            eps: Vec::new(),
+            leaf_count: 0,
+            bilinear_count: 0,
+            build_seconds: 0.0,
+        };
+        let mut i = 0usize;
+        let mut internal_count = 0u32;
+        while let Some((s, k)) = queue.pop_front() {
+            let node = &locals[s][k];
+            if i % 64 == 0 {
+                bvh.internal.push(0);
+                bvh.split_u.push(0);
+                bvh.rank.push(internal_count);
+            }
+            bvh.radius.push(node.radius);
+            bvh.deviation.push(node.deviation);
+            match &node.kind {
+                LocalKind::Internal { split_u, children } => {
+                    bvh.internal[i / 64] |= 1 << (i % 64);
+                    if *split_u {
+                        bvh.split_u[i / 64] |= 1 << (i % 64);
+                    }
+                    internal_count += 1;
+                    queue.push_back((s, children[0]));
+                    queue.push_back((s, children[1]));
+                }
+                LocalKind::Leaf { lu, lv } => {
+                    if bvh.leaf_count % EPS_BLOCK == 0 {
+                        bvh.eps_block.push(bvh.eps.len() as u32);
+                    }
+                    bvh.eps_len.push(lu.len() as u8 | (lv.len() as u8) << 4);
+                    bvh.eps.extend_from_slice(lu);
+                    bvh.eps.extend_from_slice(lv);
+                    bvh.bilinear_count +=
+                        1u64 << (lu.len().saturating_sub(1) + lv.len().saturating_sub(1));
+                    bvh.leaf_count += 1;
+                }
+            }
+            i += 1;
+        }
+        bvh.build_seconds = start.elapsed().as_secs_f64();
+        Ok(bvh)
+    }
+
+    /// Memory of the BVH in bytes: radius and deviation bytes, the two bit vectors and rank
+    /// directory, ε lengths, ε directory and ε bytes, and 16 for `unit` and `epsilon`.
+    pub fn memory_bytes(&self) -> usize {
+        let n = self.node_count();
+        2 * n
+            + (self.internal.len() + self.split_u.len()) * 8
+            + self.rank.len() * 4
+            + self.eps_len.len()
+            + self.eps_block.len() * 4
+            + self.eps.len()
+            + 16
+    }
+
+    /// Number of surface-level nodes.
+    pub fn node_count(&self) -> usize {
+        self.radius.len()
+    }
+
+    /// Whether node `i` is internal.
+    pub fn is_internal(&self, i: usize) -> bool {
+        bit(&self.internal, i)
+    }
+
+    /// Whether internal node `i` splits along u.
+    pub fn splits_u(&self, i: usize) -> bool {
+        bit(&self.split_u, i)
+    }
+
+    /// Internal nodes before node `i`.
+    pub fn rank_of(&self, i: usize) -> usize {
+        let mask = (1u64 << (i % 64)) - 1;
+        self.rank[i / 64] as usize + (self.internal[i / 64] & mask).count_ones() as usize
+    }
+
+    /// First child of internal node `i` (the second is the next node).
+    pub fn first_child(&self, i: usize) -> usize {
+        self.surface_count + 2 * self.rank_of(i)
+    }
+
+    /// ε offset and list lengths `(offset, len_u, len_v)` of leaf node `i`.
+    pub fn leaf_eps(&self, i: usize) -> (u32, u8, u8) {
+        let k = i - self.rank_of(i);
+        let mut off = self.eps_block[k / EPS_BLOCK] as usize;
+        for j in (k / EPS_BLOCK) * EPS_BLOCK..k {
+            let l = self.eps_len[j];
+            off += usize::from(l & 15) + usize::from(l >> 4);
+        }
+        let l = self.eps_len[k];
+        (off as u32, l & 15, l >> 4)
+    }
+
+    /// Dequantised bounding-sphere radius of node `i`.
+    pub fn node_radius(&self, i: usize) -> f64 {
+        dequantise(self.radius[i], NODE_BASE * self.unit)
+    }
+
+    /// Dequantised deviation of node `i` from its corner tetrahedron.
+    pub fn node_deviation(&self, i: usize) -> f64 {
+        dequantise(self.deviation[i], NODE_BASE * self.unit)
+    }
+}

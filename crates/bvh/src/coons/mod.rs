@@ -1,0 +1,12 @@
+//! The Coons BVH of freeform surfaces (Kim, Oh, Yoon, Kim, Elber 2011): recursive Coons
+//! approximation with one-byte ε-lists, a compact dual hierarchy, and bounds generated on the
+//! fly for collision and distance queries (`gprox_query::freeform`).
+
+pub mod build;
+pub mod cell;
+pub mod quantise;
+pub mod teapot;
+
+pub use build::{CoonsBvh, CoonsError, CoonsOptions};
+pub use cell::{coons_point, Cell, CellBound, CellKind};
+pub use teapot::{teapot_table, TeapotRow};

@@ -1,0 +1,155 @@
+//! Discrete normal cones for self-collision culling (Volino & Magnenat-Thalmann 1994; Greß,
+//! Guthe, Klein 2006 §6.2 use 8 directions, we use 26).
+//!
+//! Each node stores a bit mask over the 26 directions `d ∈ {-1, 0, 1}³ \ {0}`: bit `k` is set
+//! when every face normal `n` below the node has `n · d_k > 0`. A non-zero mask means the normals
+//! fit in an open cone of half-angle < 90° around `d_k`, the "normal cone" condition for a region
+//! without self-intersection. The masks are computed in f32 and are a *hint* only: the
+//! self-collision query certifies the condition exactly before it culls anything.
+
+use glam::Vec3;
+
+use crate::Bvh;
+
+/// The 26 sample directions: every non-zero vector with coordinates in `{-1, 0, 1}`.
+pub const DIRECTIONS: [[i8; 3]; 26] = {
+    let mut out = [[0i8; 3]; 26];
+    let mut k = 0;
+    let mut i = 0;
+    while i < 27 {
+        let d = [
+            (i / 9) as i8 - 1,
+            ((i / 3) % 3) as i8 - 1,
+            (i % 3) as i8 - 1,
+        ];
+        if !(d[0] == 0 && d[1] == 0 && d[2] == 0) {
+            out[k] = d;
+            k += 1;
+        }
+        i += 1;
+    }
+    out
+};
+
+/// Bit mask of the directions `d` with `n · d > 0` (f32).
+///
+/// ```
+/// use gprox_bvh::normal_cone::{direction_mask, DIRECTIONS};
+/// let m = direction_mask(glam::Vec3::Z);
+/// // +z and every direction with a +1 z component: 9 of them.
+/// assert_eq!(m.count_ones(), 9);
+/// let k = m.trailing_zeros() as usize;
+/// assert_eq!(DIRECTIONS[k][2], 1);
+/// ```
+#[inline]
+pub fn direction_mask(n: Vec3) -> u32 {
+    let (x, y, z) = (n.x, n.y, n.z);
+    // The 13 directions with a positive leading non-zero entry; their negations are the
+    // other 13 (`DIRECTIONS` index of raw code r = 9(dx+1) + 3(dy+1) + (dz+1) is r, or r - 1
+    // past the skipped zero vector at r = 13).
+    let dots = [
+        z,
+        y,
+        y + z,
+        y - z,
+        x,
+        x + z,
+        x - z,
+        x + y,
+        x + y + z,
+        x + y - z,
+        x - y,
+        x - y + z,
+        x - y - z,
+    ];
+    let mut m = 0u32;
+    for (k, &d) in dots.iter().enumerate() {
+        let (pos, neg) = POSITIVE_BITS[k];
+        if d > 0.0 {
+            m |= 1 << pos;
+        } else if d < 0.0 {
+            m |= 1 << neg;
+        }
+    }
+    m
+}
+
+/// `(bit of d, bit of -d)` for the 13 directions in the order used by [`direction_mask`].
+const POSITIVE_BITS: [(u8, u8); 13] = {
+    const D: [[i8; 3]; 13] = [
+        [0, 0, 1],
+        [0, 1, 0],
+        [0, 1, 1],
+        [0, 1, -1],
+        [1, 0, 0],
+        [1, 0, 1],
+        [1, 0, -1],
+        [1, 1, 0],
+        [1, 1, 1],
+        [1, 1, -1],
+        [1, -1, 0],
+        [1, -1, 1],
+        [1, -1, -1],
+    ];
+    const fn bit(d: [i8; 3]) -> u8 {
+        let r = 9 * (d[0] + 1) + 3 * (d[1] + 1) + (d[2] + 1);
+        (if r > 13 { r - 1 } else { r }) as u8
+    }
+    let mut out = [(0u8, 0u8); 13];
+    let mut k = 0;
+    while k < 13 {
+        let d = D[k];
+        out[k] = (bit(d), bit([-d[0], -d[1], -d[2]]));
+        k += 1;
+    }
+    out
+};
+
+/// Reference version of [`direction_mask`] straight from [`DIRECTIONS`] (for tests).
+pub fn direction_mask_reference(n: Vec3) -> u32 {
+    let mut m = 0u32;
+    for (k, d) in DIRECTIONS.iter().enumerate() {
+        let dot = n.x * d[0] as f32 + n.y * d[1] as f32 + n.z * d[2] as f32;
+        if dot > 0.0 {
+            m |= 1 << k;
+        }
+    }
+    m
+}
+
+/// Per-node direction masks of `bvh` for the given per-face normals (indexed by face, i.e. by
+/// the leaves' `left`): a leaf gets its face's mask, an internal node the AND of its children.
+/// Faces outside `normals` (a mismatched tree) get mask 0, which never culls.
+///
+/// ```
+/// use gprox_bvh::{lbvh::build_from_aabbs, normal_cone::normal_cones, Aabb};
+/// let boxes = vec![Aabb { min: [0.0; 3], max: [1.0; 3] }; 2];
+/// let bvh = build_from_aabbs(&boxes);
+/// let masks = normal_cones(&bvh, &[glam::Vec3::Z, glam::Vec3::new(0.1, 0.0, 1.0)]);
+/// assert_ne!(masks[0], 0); // both normals point up
+/// ```
+pub fn normal_cones(bvh: &Bvh, normals: &[Vec3]) -> Vec<u32> {
+    let mut masks = vec![0u32; bvh.nodes.len()];
+    if bvh.nodes.is_empty() {
+        return masks;
+    }
+    // Post-order with an explicit stack (LBVH depth is not bounded by log n).
+    let mut stack = vec![(0u32, false)];
+    while let Some((i, done)) = stack.pop() {
+        let node = &bvh.nodes[i as usize];
+        if node.is_leaf() {
+            masks[i as usize] = normals
+                .get(node.left as usize)
+                .map_or(0, |&n| direction_mask(n));
+        } else if node.left as usize >= masks.len() || node.right as usize >= masks.len() {
+            masks[i as usize] = 0;
+        } else if done {
+            masks[i as usize] = masks[node.left as usize] & masks[node.right as usize];
+        } else {
+            stack.push((i, true));
+            stack.push((node.left, false));
+            stack.push((node.right, false));
+        }
+    }
+    masks
+}

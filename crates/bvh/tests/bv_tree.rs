@@ -1,0 +1,98 @@
+//! BvTree: after build (both splits) and after refit, every node's volume contains every
+//! triangle below it; the topology is a proper binary tree over all faces.
+
+use glam::{DVec3, Vec3};
+use gprox_bvh::bounding_volume::BoundingVolume;
+use gprox_bvh::bv_tree::{BvTree, Split};
+use gprox_bvh::obb::Obb;
+use gprox_bvh::rss::Rss;
+use gprox_bvh::sphere::Sphere;
+use gprox_bvh::LEAF;
+use gprox_geometry::TriMesh;
+use proptest::prelude::*;
+
+fn check_tree<B: BoundingVolume>(tree: &BvTree<B>, mesh: &TriMesh) -> Result<(), TestCaseError> {
+    let n = mesh.face_count();
+    prop_assert_eq!(tree.nodes.len(), 2 * n - 1);
+    let mut seen = vec![false; n];
+    // Walk every node with the faces below it.
+    let mut stack = vec![(0u32, Vec::<u32>::new())];
+    while let Some((i, mut ancestors)) = stack.pop() {
+        let node = &tree.nodes[i as usize];
+        ancestors.push(i);
+        if node.is_leaf() {
+            let f = node.left as usize;
+            prop_assert!(!seen[f], "face {} twice", f);
+            seen[f] = true;
+            for p in mesh.triangle(f) {
+                let p = p.as_dvec3();
+                for &a in &ancestors {
+                    let bv = &tree.nodes[a as usize].bv;
+                    let tol = 1e-9 * (1.0 + p.abs().max_element());
+                    prop_assert!(bv.contains_point(p, tol), "node {} misses face {}", a, f);
+                }
+            }
+        } else {
+            prop_assert!(node.right != LEAF);
+            stack.push((node.left, ancestors.clone()));
+            stack.push((node.right, ancestors));
+        }
+    }
+    prop_assert!(seen.iter().all(|&s| s));
+    Ok(())
+}
+
+fn mesh() -> impl Strategy<Value = TriMesh> {
+    (
+        prop::collection::vec(prop::array::uniform3(-1.0f32..1.0), 3..40),
+        prop::collection::vec(prop::array::uniform3(0usize..1000), 1..60),
+    )
+        .prop_map(|(v, f)| {
+            let n = v.len();
+            let pos: Vec<Vec3> = v.into_iter().map(Vec3::from_array).collect();
+            let faces: Vec<[u32; 3]> = f.into_iter().map(|t| t.map(|i| (i % n) as u32)).collect();
+            TriMesh::new(pos, faces).expect("valid")
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn rss_tree_contains(m in mesh(), world in any::<bool>()) {
+        let split = if world { Split::World } else { Split::Oriented };
+        let t = BvTree::<Rss>::build_with(&m, split);
+        check_tree(&t, &m)?;
+    }
+
+    #[test]
+    fn obb_and_sphere_trees_contain(m in mesh()) {
+        check_tree(&BvTree::<Obb>::build(&m), &m)?;
+        check_tree(&BvTree::<Sphere>::build(&m), &m)?;
+    }
+
+    #[test]
+    fn refit_contains(m in mesh(), shift in prop::array::uniform3(-1.0f32..1.0), wobble in 0.0f32..0.5) {
+        let mut m = m;
+        let mut t = BvTree::<Rss>::build(&m);
+        let mut o = BvTree::<Obb>::build(&m);
+        let moved: Vec<Vec3> = m.positions().iter().enumerate()
+            .map(|(i, p)| *p + Vec3::from_array(shift) * ((i % 3) as f32 * wobble))
+            .collect();
+        m.set_positions(moved).expect("same count");
+        t.refit(&m);
+        o.refit(&m);
+        check_tree(&t, &m)?;
+        check_tree(&o, &m)?;
+    }
+}
+
+#[test]
+fn single_triangle_tree() {
+    let m = TriMesh::new(vec![Vec3::ZERO, Vec3::X, Vec3::Y], vec![[0, 1, 2]]).expect("valid");
+    let t = BvTree::<Rss>::build(&m);
+    assert_eq!(t.nodes.len(), 1);
+    assert!(t.nodes[0]
+        .bv
+        .contains_point(DVec3::new(0.5, 0.5, 0.0), 1e-12));
+}

@@ -1,0 +1,300 @@
+//! Property tests of the LBVH build and refit against independent oracles:
+//! boxes checked against the triangles' own vertices, the topology against a top-down radix
+//! tree over `(code, slot)` keys, the order against `slice::sort`.
+
+use gprox_bvh::{lbvh, morton, refit, sort, Aabb, Bvh, LEAF};
+use gprox_geometry::{glam::Vec3, TriMesh};
+use proptest::prelude::*;
+
+/// Coordinates from a coarse grid (many duplicate centroids and codes) or continuous.
+fn coord(grid: bool) -> BoxedStrategy<f32> {
+    if grid {
+        (-3i32..=3).prop_map(|v| v as f32 * 0.5).boxed()
+    } else {
+        (-100.0f32..100.0).boxed()
+    }
+}
+
+fn mesh_strategy() -> impl Strategy<Value = (TriMesh, Vec<Vec3>)> {
+    (any::<bool>(), 3usize..40, 1usize..80).prop_flat_map(|(grid, nv, nf)| {
+        let v = || prop::collection::vec((coord(grid), coord(grid), coord(grid)), nv);
+        let faces = prop::collection::vec([0..nv as u32, 0..nv as u32, 0..nv as u32], nf);
+        (v(), faces, v()).prop_map(|(p, f, q)| {
+            let to = |p: Vec<(f32, f32, f32)>| -> Vec<Vec3> {
+                p.into_iter().map(|(x, y, z)| Vec3::new(x, y, z)).collect()
+            };
+            (TriMesh::new(to(p), f).unwrap(), to(q))
+        })
+    })
+}
+
+/// Primitives below every node, by an explicit walk (no use of the library's traversal).
+fn prims_below(bvh: &Bvh, node: usize, out: &mut Vec<u32>) {
+    let nd = bvh.nodes[node];
+    if nd.right == LEAF {
+        out.push(nd.left);
+    } else {
+        prims_below(bvh, nd.left as usize, out);
+        prims_below(bvh, nd.right as usize, out);
+    }
+}
+
+/// (a): every node's box is the exact box of the vertices below it; every face appears once;
+/// parents agree with children.
+fn check_tree(bvh: &Bvh, mesh: &TriMesh) {
+    let n = mesh.face_count();
+    assert_eq!(bvh.nodes.len(), 2 * n - 1);
+    assert_eq!(bvh.parents.len(), 2 * n - 1);
+    assert_eq!(bvh.parents[0], LEAF);
+    for (i, nd) in bvh.nodes.iter().enumerate() {
+        assert_eq!(nd.is_leaf(), i >= n - 1, "node {i} kind");
+        if !nd.is_leaf() {
+            assert_eq!(bvh.parents[nd.left as usize], i as u32);
+            assert_eq!(bvh.parents[nd.right as usize], i as u32);
+        }
+        let mut prims = Vec::new();
+        prims_below(bvh, i, &mut prims);
+        let mut exact = Aabb::EMPTY;
+        for &p in &prims {
+            for v in mesh.triangle(p as usize) {
+                assert!(nd.aabb.contains_point(v), "node {i} misses face {p}");
+                exact = exact.merge(&Aabb::from_points(&[v]));
+            }
+        }
+        assert_eq!(nd.aabb, exact, "node {i} box not tight");
+    }
+    let mut all = Vec::new();
+    prims_below(bvh, 0, &mut all);
+    all.sort_unstable();
+    assert_eq!(
+        all,
+        (0..n as u32).collect::<Vec<_>>(),
+        "each face exactly once"
+    );
+}
+
+/// Top-down radix tree over 96-bit keys `(code << 32) | slot`: the set of (first, last, split).
+fn radix_oracle(codes: &[u64]) -> Vec<(usize, usize, usize)> {
+    let key = |i: usize| ((codes[i] as u128) << 32) | i as u128;
+    let mut out = Vec::new();
+    let mut stack = vec![(0usize, codes.len() - 1)];
+    while let Some((f, l)) = stack.pop() {
+        if f == l {
+            continue;
+        }
+        let bit = 127 - (key(f) ^ key(l)).leading_zeros();
+        let g = (f..l).rev().find(|&m| (key(m) >> bit) & 1 == 0).unwrap();
+        out.push((f, l, g));
+        stack.push((f, g));
+        stack.push((g + 1, l));
+    }
+    out.sort_unstable();
+    out
+}
+
+/// The (first, last, split) triples of a built tree.
+fn tree_ranges(bvh: &Bvh) -> Vec<(usize, usize, usize)> {
+    let n1 = bvh.leaf_count() - 1;
+    // Leftmost and rightmost leaf slots by following child links.
+    let end = |mut node: usize, right: bool| {
+        while !bvh.nodes[node].is_leaf() {
+            let nd = bvh.nodes[node];
+            node = if right { nd.right } else { nd.left } as usize;
+        }
+        node - n1
+    };
+    let mut out: Vec<_> = (0..n1)
+        .map(|i| {
+            (
+                end(i, false),
+                end(i, true),
+                end(bvh.nodes[i].left as usize, true),
+            )
+        })
+        .collect();
+    out.sort_unstable();
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn build_and_refit_bound_every_primitive((mut mesh, moved) in mesh_strategy()) {
+        let mut bvh = lbvh::build(&mesh);
+        check_tree(&bvh, &mesh);
+        mesh.set_positions(moved).unwrap();
+        let before = bvh.clone();
+        refit::refit(&mut bvh, &refit::triangle_aabbs(&mesh)).unwrap();
+        check_tree(&bvh, &mesh);
+        // Topology unchanged; the fused mesh refit gives identical boxes.
+        let mut fused = before.clone();
+        refit::refit_from_mesh(&mut fused, &mesh).unwrap();
+        prop_assert_eq!(&fused, &bvh);
+        for (a, b) in before.nodes.iter().zip(&bvh.nodes) {
+            prop_assert_eq!((a.left, a.right), (b.left, b.right));
+        }
+    }
+
+    #[test]
+    fn order_and_topology_match_oracles((mesh, _) in mesh_strategy()) {
+        let boxes = refit::triangle_aabbs(&mesh);
+        let codes = lbvh::morton_codes(&boxes);
+        let (sorted, order) = lbvh::sort_codes(&codes);
+        let mut expect: Vec<(u64, u32)> = codes.iter().copied().zip(0..).collect();
+        expect.sort_unstable();
+        prop_assert_eq!(&sorted, &expect.iter().map(|p| p.0).collect::<Vec<_>>());
+        prop_assert_eq!(&order, &expect.iter().map(|p| p.1).collect::<Vec<_>>());
+        let bvh = lbvh::build_from_aabbs(&boxes);
+        // The fused build equals the staged one (hierarchy, then refit) exactly.
+        let mut staged = lbvh::hierarchy(&sorted, &order);
+        refit::refit(&mut staged, &boxes).unwrap();
+        prop_assert_eq!(&staged, &bvh);
+        let n1 = boxes.len() - 1;
+        for (k, &prim) in order.iter().enumerate() {
+            prop_assert_eq!(bvh.nodes[n1 + k].left, prim);
+        }
+        if boxes.len() > 1 {
+            prop_assert_eq!(tree_ranges(&bvh), radix_oracle(&sorted));
+        }
+    }
+
+    #[test]
+    fn radix_sort_equals_std_sort(keys in prop::collection::vec(any::<u64>(), 0..3000),
+                                  low in any::<bool>()) {
+        // `low`: few distinct values (many ties, many skipped passes).
+        let keys: Vec<u64> = if low { keys.iter().map(|k| (k % 7) << 40).collect() } else { keys };
+        let mut expect: Vec<(u64, u32)> = keys.iter().copied().zip(0..).collect();
+        expect.sort_unstable();
+        let (k, v) = sort::sort_codes(&keys);
+        prop_assert_eq!(k, expect.iter().map(|p| p.0).collect::<Vec<_>>());
+        prop_assert_eq!(v, expect.iter().map(|p| p.1).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn morton_cells_follow_centroids(pts in prop::collection::vec((-10.0f32..10.0, -10.0f32..10.0, -10.0f32..10.0), 2..50)) {
+        // Decode every code and check each axis cell is the f64 quantisation of the centroid
+        // within one cell (the f32 spec rounds), and that larger coordinates never get smaller
+        // cells.
+        let boxes: Vec<Aabb> = pts.iter().map(|&(x, y, z)| Aabb { min: [x, y, z], max: [x, y, z] }).collect();
+        let codes = morton::codes63(&boxes);
+        let s = morton::scene_box(&boxes);
+        let e = morton::extent(&s);
+        let cell = |code: u64, axis: u32| -> u32 {
+            (0..21).fold(0, |acc, k| acc | ((((code >> (3 * k + 2 - axis)) & 1) as u32) << k))
+        };
+        for (b, &c) in boxes.iter().zip(&codes) {
+            for (axis, &ext) in e.iter().enumerate() {
+                let q = (b.min[axis] as f64 - s.min[axis] as f64) / ext as f64 * 2097152.0;
+                let expect = q.clamp(0.0, 2097151.0);
+                let got = cell(c, axis as u32) as f64;
+                prop_assert!((got - expect.floor()).abs() <= 1.0, "axis {} got {} want {}", axis, got, expect);
+            }
+        }
+        for (i, a) in boxes.iter().enumerate() {
+            for (j, b) in boxes.iter().enumerate() {
+                for axis in 0..3 {
+                    if a.min[axis] < b.min[axis] {
+                        prop_assert!(cell(codes[i], axis as u32) <= cell(codes[j], axis as u32), "{} {}", i, j);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn single_primitive_is_one_leaf() {
+    let b = Aabb {
+        min: [1.0, 2.0, 3.0],
+        max: [4.0, 5.0, 6.0],
+    };
+    let bvh = lbvh::build_from_aabbs(&[b]);
+    assert_eq!(bvh.nodes.len(), 1);
+    assert_eq!(bvh.parents, vec![LEAF]);
+    assert!(bvh.nodes[0].is_leaf());
+    assert_eq!(bvh.nodes[0].aabb, b);
+    let empty = lbvh::build_from_aabbs(&[]);
+    assert!(empty.nodes.is_empty());
+}
+
+#[test]
+fn identical_boxes_use_index_tie_break() {
+    let b = Aabb {
+        min: [0.0; 3],
+        max: [1.0; 3],
+    };
+    let bvh = lbvh::build_from_aabbs(&[b; 9]);
+    let n1 = 8;
+    let leaves: Vec<u32> = bvh.nodes[n1..].iter().map(|n| n.left).collect();
+    assert_eq!(leaves, (0..9).collect::<Vec<_>>());
+    assert_eq!(tree_ranges(&bvh), radix_oracle(&[0; 9]));
+}
+
+#[test]
+fn refit_rejects_mismatched_input() {
+    let boxes = vec![
+        Aabb {
+            min: [0.0; 3],
+            max: [1.0; 3],
+        };
+        5
+    ];
+    let mut bvh = lbvh::build_from_aabbs(&boxes);
+    assert!(matches!(
+        refit::refit(&mut bvh, &boxes[..3]),
+        Err(refit::RefitError::PrimitiveOutOfRange { count: 3, .. })
+    ));
+    let mut broken = bvh.clone();
+    broken.nodes[0].right = 0;
+    assert!(matches!(
+        refit::refit(&mut broken, &boxes),
+        Err(refit::RefitError::BadChildren { node: 0, .. })
+    ));
+    let mut short = bvh.clone();
+    short.nodes.pop();
+    assert!(matches!(
+        refit::refit(&mut short, &boxes),
+        Err(refit::RefitError::BadNodeCount { .. })
+    ));
+}
+
+#[test]
+fn large_parallel_build_matches_sequential_oracles() {
+    // Enough primitives to take the parallel paths of every stage.
+    let n = 100_000usize;
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let mut rnd = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x >> 40) as f32 / (1u64 << 24) as f32
+    };
+    let boxes: Vec<Aabb> = (0..n)
+        .map(|i| {
+            let p = [rnd(), rnd() * (i % 3) as f32, rnd()];
+            Aabb {
+                min: p,
+                max: [p[0] + 0.01, p[1] + 0.02, p[2]],
+            }
+        })
+        .collect();
+    let bvh = lbvh::build_from_aabbs(&boxes);
+    let codes = lbvh::morton_codes(&boxes);
+    let mut expect: Vec<(u64, u32)> = codes.iter().copied().zip(0..).collect();
+    expect.sort_unstable();
+    let sorted: Vec<u64> = expect.iter().map(|p| p.0).collect();
+    assert_eq!(tree_ranges(&bvh), radix_oracle(&sorted));
+    // Boxes: recompute bottom-up sequentially from the explicit recursion.
+    fn exact(bvh: &Bvh, boxes: &[Aabb], node: usize) -> Aabb {
+        let nd = bvh.nodes[node];
+        let b = if nd.is_leaf() {
+            boxes[nd.left as usize]
+        } else {
+            exact(bvh, boxes, nd.left as usize).merge(&exact(bvh, boxes, nd.right as usize))
+        };
+        assert_eq!(nd.aabb, b, "node {node}");
+        b
+    }
+    exact(&bvh, &boxes, 0);
+}

@@ -1,0 +1,270 @@
+//! Knot vectors and B-spline basis functions (The NURBS Book, algorithms A2.1–A2.3, A5.1),
+//! plus knot insertion and splitting on sequences of homogeneous control points.
+
+use glam::DVec4;
+
+use super::FreeformError;
+
+/// Checks a knot vector for `count` control points of degree `degree`: length, finite and
+/// non-decreasing values, multiplicity at most `degree + 1` at the ends and at most `degree`
+/// strictly inside the domain `[knots[degree], knots[count]]`, and a non-empty domain.
+/// Unclamped (e.g. converted periodic) vectors are accepted; constructors clamp them.
+pub fn validate_knots(
+    direction: &'static str,
+    knots: &[f64],
+    degree: usize,
+    count: usize,
+) -> Result<(), FreeformError> {
+    if degree == 0 || degree >= count {
+        return Err(FreeformError::BadDegree {
+            direction,
+            degree,
+            count,
+        });
+    }
+    let expected = count + degree + 1;
+    if knots.len() != expected {
+        return Err(FreeformError::KnotCount {
+            direction,
+            expected,
+            got: knots.len(),
+        });
+    }
+    for (index, &value) in knots.iter().enumerate() {
+        if !value.is_finite() || (index > 0 && value < knots[index - 1]) {
+            return Err(FreeformError::KnotOrder {
+                direction,
+                index,
+                value,
+            });
+        }
+    }
+    let (lo, hi) = (knots[degree], knots[count]);
+    if lo >= hi {
+        return Err(FreeformError::EmptyDomain { direction });
+    }
+    let mut run = 1;
+    for i in 1..knots.len() {
+        run = if knots[i] == knots[i - 1] { run + 1 } else { 1 };
+        let limit = if knots[i] > lo && knots[i] < hi { degree } else { degree + 1 };
+        if run > limit {
+            return Err(FreeformError::KnotMultiplicity {
+                direction,
+                index: i,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Turns a valid (possibly unclamped) knot vector and its homogeneous points into the clamped
+/// representation of the same curve over the same domain (end knots repeated `degree + 1` times).
+pub fn clamp_ends(knots: &[f64], degree: usize, pts: &[DVec4]) -> (Vec<f64>, Vec<DVec4>) {
+    let p = degree;
+    let count = pts.len();
+    let (lo, hi) = (knots[p], knots[count]);
+    let (mut k, mut q) = (knots.to_vec(), pts.to_vec());
+    if k[0] != lo || k[p] != lo {
+        insert_to_multiplicity(&mut k, p, &mut q, lo, p);
+        let a = k.iter().position(|&x| x == lo).unwrap_or(1).max(1);
+        let mut nk = vec![lo; p + 1];
+        nk.extend_from_slice(&k[a + p..]);
+        q = q[a - 1..].to_vec();
+        k = nk;
+    }
+    let n = k.len();
+    if k[n - 1] != hi || k[n - 1 - p] != hi {
+        insert_to_multiplicity(&mut k, p, &mut q, hi, p);
+        let a = k.iter().position(|&x| x == hi).unwrap_or(k.len());
+        let mut nk = k[..a].to_vec();
+        nk.extend(std::iter::repeat_n(hi, p + 1));
+        q.truncate(a);
+        k = nk;
+    }
+    (k, q)
+}
+
+/// The knot span index `i` with `knots[i] <= t < knots[i+1]` (A2.1); the last non-empty span at
+/// the domain end. `count` is the number of control points. `t` must lie in the domain.
+pub fn find_span(count: usize, degree: usize, t: f64, knots: &[f64]) -> usize {
+    let n = count - 1;
+    if t >= knots[n + 1] {
+        // Last non-empty span.
+        let mut i = n;
+        while i > degree && knots[i] >= knots[n + 1] {
+            i -= 1;
+        }
+        return i;
+    }
+    if t <= knots[degree] {
+        let mut i = degree;
+        while i < n && knots[i + 1] <= knots[degree] {
+            i += 1;
+        }
+        return i;
+    }
+    let (mut lo, mut hi) = (degree, n + 1);
+    let mut mid = (lo + hi) / 2;
+    while t < knots[mid] || t >= knots[mid + 1] {
+        if t < knots[mid] {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+        mid = (lo + hi) / 2;
+    }
+    mid
+}
+
+/// Non-zero basis functions and their derivatives up to order `d` at `t` in span `span`
+/// (A2.3). Result `ders[k][j]` = k-th derivative of `N_{span-degree+j, degree}(t)`.
+pub fn basis_derivatives(span: usize, t: f64, degree: usize, d: usize, knots: &[f64]) -> Vec<Vec<f64>> {
+    let p = degree;
+    let mut ndu = vec![vec![0.0; p + 1]; p + 1];
+    let mut left = vec![0.0; p + 1];
+    let mut right = vec![0.0; p + 1];
+    ndu[0][0] = 1.0;
+    for j in 1..=p {
+        left[j] = t - knots[span + 1 - j];
+        right[j] = knots[span + j] - t;
+        let mut saved = 0.0;
+        for r in 0..j {
+            ndu[j][r] = right[r + 1] + left[j - r];
+            let temp = ndu[r][j - 1] / ndu[j][r];
+            ndu[r][j] = saved + right[r + 1] * temp;
+            saved = left[j - r] * temp;
+        }
+        ndu[j][j] = saved;
+    }
+    let mut ders = vec![vec![0.0; p + 1]; d + 1];
+    for j in 0..=p {
+        ders[0][j] = ndu[j][p];
+    }
+    let mut a = vec![vec![0.0; p + 1]; 2];
+    for r in 0..=p {
+        let (mut s1, mut s2) = (0usize, 1usize);
+        a[0][0] = 1.0;
+        for k in 1..=d.min(p) {
+            let mut dd = 0.0;
+            let rk = r as isize - k as isize;
+            let pk = p - k;
+            if rk >= 0 {
+                let rk = rk as usize;
+                a[s2][0] = a[s1][0] / ndu[pk + 1][rk];
+                dd = a[s2][0] * ndu[rk][pk];
+            }
+            let j1 = if rk >= -1 { 1 } else { (-rk) as usize };
+            let j2 = if (r as isize) - 1 <= pk as isize { k - 1 } else { p - r };
+            for j in j1..=j2 {
+                let idx = (rk + j as isize) as usize;
+                a[s2][j] = (a[s1][j] - a[s1][j - 1]) / ndu[pk + 1][idx];
+                dd += a[s2][j] * ndu[idx][pk];
+            }
+            if r <= pk {
+                a[s2][k] = -a[s1][k - 1] / ndu[pk + 1][r];
+                dd += a[s2][k] * ndu[r][pk];
+            }
+            ders[k][r] = dd;
+            std::mem::swap(&mut s1, &mut s2);
+        }
+    }
+    let mut factor = p as f64;
+    for k in 1..=d.min(p) {
+        for j in 0..=p {
+            ders[k][j] *= factor;
+        }
+        factor *= (p - k) as f64;
+    }
+    ders
+}
+
+/// Inserts `t` once into a curve of homogeneous points (Boehm's algorithm).
+fn insert_once(knots: &mut Vec<f64>, degree: usize, pts: &mut Vec<DVec4>, t: f64) {
+    let p = degree;
+    let count = pts.len();
+    // Span k with knots[k] <= t < knots[k+1] (t strictly inside the domain here).
+    let mut k = find_span(count, p, t, knots);
+    while k + 1 < knots.len() && knots[k + 1] <= t && k < count - 1 {
+        k += 1;
+    }
+    let mut out = Vec::with_capacity(count + 1);
+    out.extend_from_slice(&pts[..=k - p]);
+    for i in k - p + 1..=k {
+        let denom = knots[i + p] - knots[i];
+        let alpha = if denom > 0.0 { (t - knots[i]) / denom } else { 0.0 };
+        out.push(pts[i] * alpha + pts[i - 1] * (1.0 - alpha));
+    }
+    out.extend_from_slice(&pts[k..]);
+    knots.insert(k + 1, t);
+    *pts = out;
+}
+
+/// Multiplicity of `t` in `knots` (exact comparison).
+pub fn multiplicity(knots: &[f64], t: f64) -> usize {
+    knots.iter().filter(|&&k| k == t).count()
+}
+
+/// Inserts `t` until its multiplicity is at least `target` (knot insertion, A5.1 repeated).
+/// `t` must lie strictly inside the domain.
+pub fn insert_to_multiplicity(
+    knots: &mut Vec<f64>,
+    degree: usize,
+    pts: &mut Vec<DVec4>,
+    t: f64,
+    target: usize,
+) {
+    let s = multiplicity(knots, t);
+    for _ in s..target {
+        insert_once(knots, degree, pts, t);
+    }
+}
+
+/// Splits a clamped curve of homogeneous points at `t` (strictly inside the domain) into two
+/// clamped curves `(knots, points)` covering `[start, t]` and `[t, end]`.
+#[allow(clippy::type_complexity)]
+pub fn split(
+    knots: &[f64],
+    degree: usize,
+    pts: &[DVec4],
+    t: f64,
+) -> ((Vec<f64>, Vec<DVec4>), (Vec<f64>, Vec<DVec4>)) {
+    let p = degree;
+    let mut k = knots.to_vec();
+    let mut q = pts.to_vec();
+    insert_to_multiplicity(&mut k, p, &mut q, t, p);
+    let a = k.iter().position(|&x| x == t).unwrap_or(p + 1);
+    let mut lk: Vec<f64> = k[..a].to_vec();
+    lk.extend(std::iter::repeat_n(t, p + 1));
+    let lp = q[..a].to_vec();
+    let mut rk: Vec<f64> = vec![t; p + 1];
+    rk.extend_from_slice(&k[a + p..]);
+    let rp = q[a - 1..].to_vec();
+    ((lk, lp), (rk, rp))
+}
+
+/// Restricts a clamped curve to `[t0, t1]` (inside the domain, `t0 < t1`).
+pub fn restrict(knots: &[f64], degree: usize, pts: &[DVec4], t0: f64, t1: f64) -> (Vec<f64>, Vec<DVec4>) {
+    let p = degree;
+    let (lo, hi) = (knots[p], knots[knots.len() - 1 - p]);
+    let (mut k, mut q) = (knots.to_vec(), pts.to_vec());
+    if t0 > lo {
+        let (_, right) = split(&k, p, &q, t0);
+        (k, q) = right;
+    }
+    if t1 < hi {
+        let (left, _) = split(&k, p, &q, t1);
+        (k, q) = left;
+    }
+    (k, q)
+}
+
+/// Greville abscissae of a knot vector, normalised to the domain `[0, 1]`.
+pub fn greville_normalised(knots: &[f64], degree: usize, count: usize) -> Vec<f64> {
+    let (lo, hi) = (knots[degree], knots[count]);
+    (0..count)
+        .map(|i| {
+            let s: f64 = knots[i + 1..=i + degree].iter().sum();
+            ((s / degree as f64 - lo) / (hi - lo)).clamp(0.0, 1.0)
+        })
+        .collect()
+}

@@ -1,0 +1,28 @@
+//! Freeform surfaces: B-spline/NURBS curves and surfaces, Bézier patches, readers and
+//! tessellation (The NURBS Book algorithms, written here in f64).
+//!
+//! * [`NurbsCurve`], [`NurbsSurface`]: clamped, any degree, rational or not; evaluation with
+//!   derivatives to second order, knot insertion, splitting, restriction, Bézier extraction,
+//!   control-net bounds.
+//! * [`BezierPatch`]: de Casteljau evaluation and subdivision.
+//! * [`io`]: the NURBS JSON schema and `.bpt` readers; [`io::teapot`] is the embedded teapot.
+//! * [`FreeformModel`]: surfaces + a rigid pose.
+
+pub mod bezier;
+pub mod bounds;
+pub mod curve;
+pub mod error;
+pub mod io;
+pub mod knots;
+pub mod merge;
+pub mod model;
+pub mod reference;
+pub mod surface;
+pub mod tessellate;
+
+pub use bezier::BezierPatch;
+pub use curve::NurbsCurve;
+pub use error::FreeformError;
+pub use io::{load_bpt, load_nurbs_json, parse_bpt, parse_nurbs_json, teapot};
+pub use model::{apply_pose, FreeformModel};
+pub use surface::{NurbsSurface, ParamRect, SurfaceDerivatives};

@@ -1,0 +1,515 @@
+//! Benchmark and demo scenes in the `proxbench-scene/1` format.
+//!
+//! A scene is a folder holding `scene.json` (objects, frame count, queries), one OBJ or STL file
+//! per distinct mesh, `transforms.f32` (little-endian `f32[F][N][12]`, a row-major `[R | t]` per
+//! frame and object) and, for deforming objects, `<object>.verts.f32` (little-endian
+//! `f32[F][V][3]`). The format is documented in `docs/scene-format.md`.
+//!
+//! [`Scene::load`] reads a folder and checks every size against the header; [`Scene::builtin`]
+//! generates a small scene in memory (two interlocking tori) so demos run without any files.
+//!
+//! ```
+//! use gprox_geometry::scene::{QueryKind, Scene};
+//! let scene = Scene::builtin();
+//! assert_eq!(scene.object_count(), 2);
+//! let query = &scene.queries()[0];
+//! assert_eq!(query.kind, QueryKind::CollideAll);
+//! let pose = scene.pose64(0, 1); // frame 0, object 1, ready for the exact tests
+//! assert!(pose.rows[0][3].is_finite());
+//! ```
+
+mod builtin;
+mod error;
+mod json;
+mod obj;
+
+use std::path::{Path, PathBuf};
+
+use glam::{Affine3A, Mat3A, Vec3, Vec3A};
+
+use crate::transform::Pose64;
+use crate::TriMesh;
+
+pub use builtin::torus;
+pub use error::SceneError;
+
+/// The only format string this reader accepts.
+pub const FORMAT: &str = "proxbench-scene/1";
+
+/// How an object moves from frame to frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Motion {
+    /// Fixed vertex positions moved by a rigid transform per frame.
+    Rigid,
+    /// New vertex positions every frame (`<object>.verts.f32`).
+    Deforming,
+}
+
+/// One object of a scene: a named instance of a mesh.
+#[derive(Clone, Debug)]
+pub struct SceneObject {
+    /// Unique name (queries refer to objects by it).
+    pub name: String,
+    /// Index into [`Scene::meshes`].
+    pub mesh: usize,
+    /// Rigid or deforming.
+    pub motion: Motion,
+}
+
+/// The kind of a scene query.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum QueryKind {
+    /// Every intersecting triangle pair.
+    CollideAll,
+    /// Whether any triangle pair intersects.
+    CollideAny,
+    /// Minimum distance and closest points.
+    Distance,
+    /// Self-intersections of one mesh (non-adjacent triangles).
+    SelfCollide,
+    /// Continuous self-collision: earliest time of impact between frames.
+    Ccd,
+    /// Penetration samples (inside vertices and depths).
+    Penetration,
+    /// A kind this reader does not know (kept so newer scenes still load).
+    Other(String),
+}
+
+impl QueryKind {
+    /// Parses the `kind` string of `scene.json`.
+    pub fn parse(kind: &str) -> Self {
+        match kind {
+            "collide-all" => Self::CollideAll,
+            "collide-any" => Self::CollideAny,
+            "distance" => Self::Distance,
+            "self" => Self::SelfCollide,
+            "ccd" => Self::Ccd,
+            "penetration" => Self::Penetration,
+            other => Self::Other(other.to_string()),
+        }
+    }
+
+    /// The `kind` string as written in `scene.json`.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::CollideAll => "collide-all",
+            Self::CollideAny => "collide-any",
+            Self::Distance => "distance",
+            Self::SelfCollide => "self",
+            Self::Ccd => "ccd",
+            Self::Penetration => "penetration",
+            Self::Other(s) => s,
+        }
+    }
+}
+
+/// What a query applies to, with object names resolved to indices.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum QueryTargets {
+    /// Listed object pairs `[a, b]`.
+    Pairs(Vec<[usize; 2]>),
+    /// `"pairs": "all"`: every unordered pair of objects (a broad phase is part of the query).
+    AllPairs,
+    /// Single objects (self-collision, CCD).
+    Objects(Vec<usize>),
+}
+
+/// One query of a scene.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SceneQuery {
+    /// What to compute.
+    pub kind: QueryKind,
+    /// On which objects.
+    pub targets: QueryTargets,
+}
+
+/// A loaded scene: meshes, objects, per-frame poses and deforming vertex positions, queries.
+#[derive(Clone, Debug)]
+pub struct Scene {
+    name: String,
+    description: String,
+    dir: Option<PathBuf>,
+    frames: usize,
+    meshes: Vec<TriMesh>,
+    mesh_files: Vec<String>,
+    objects: Vec<SceneObject>,
+    /// `frames * objects` row-major `[R | t]`.
+    transforms: Vec<[f32; 12]>,
+    /// Per object: `frames * vertex_count` positions for deforming objects, empty otherwise.
+    verts: Vec<Vec<Vec3>>,
+    queries: Vec<SceneQuery>,
+}
+
+impl Scene {
+    /// Reads the scene folder `dir` (`dir/scene.json` and the files it names).
+    ///
+    /// Errors name the file and the problem: missing file, malformed JSON (with line and
+    /// column), wrong array size (expected vs actual bytes), unknown object in a query, a bad
+    /// mesh, a non-finite transform or vertex.
+    pub fn load(dir: impl AsRef<Path>) -> Result<Self, SceneError> {
+        let dir = dir.as_ref();
+        let header_path = dir.join("scene.json");
+        let text = std::fs::read_to_string(&header_path).map_err(|source| SceneError::Io {
+            path: header_path.clone(),
+            source,
+        })?;
+        let header = json::parse_header(&header_path, &text)?;
+
+        // Distinct mesh files, loaded once each.
+        let mut mesh_files: Vec<String> = Vec::new();
+        let mut meshes = Vec::new();
+        let mut objects = Vec::with_capacity(header.objects.len());
+        for obj in &header.objects {
+            let mesh = match mesh_files.iter().position(|m| *m == obj.mesh) {
+                Some(i) => i,
+                None => {
+                    let path = dir.join(&obj.mesh);
+                    if !path.is_file() {
+                        return Err(SceneError::Io {
+                            path,
+                            source: std::io::Error::new(
+                                std::io::ErrorKind::NotFound,
+                                format!("mesh of object `{}` not found", obj.name),
+                            ),
+                        });
+                    }
+                    let mesh = load_scene_mesh(&path)
+                        .map_err(|source| SceneError::Mesh { path, source })?;
+                    meshes.push(mesh);
+                    mesh_files.push(obj.mesh.clone());
+                    meshes.len() - 1
+                }
+            };
+            objects.push(SceneObject {
+                name: obj.name.clone(),
+                mesh,
+                motion: obj.motion,
+            });
+        }
+
+        let frames = header.frames;
+        let n = objects.len();
+        let transforms_path = dir.join(&header.transforms);
+        let floats = read_f32s(
+            &transforms_path,
+            frames * n * 12,
+            "f32[frames][objects][12]",
+        )?;
+        let transforms: Vec<[f32; 12]> = floats
+            .chunks_exact(12)
+            .map(|c| c.try_into().unwrap_or([0.0; 12]))
+            .collect();
+        if let Some(i) = transforms
+            .iter()
+            .position(|t| t.iter().any(|x| !x.is_finite()))
+        {
+            return Err(SceneError::NonFinite {
+                path: transforms_path,
+                frame: i / n.max(1),
+                index: i % n.max(1),
+            });
+        }
+
+        let mut verts = vec![Vec::new(); n];
+        for (i, obj) in header.objects.iter().enumerate() {
+            let Some(file) = &obj.verts else { continue };
+            let path = dir.join(file);
+            let v = meshes[objects[i].mesh].vertex_count();
+            let floats = read_f32s(&path, frames * v * 3, "f32[frames][vertices][3]")?;
+            let positions: Vec<Vec3> = floats
+                .chunks_exact(3)
+                .map(|c| Vec3::new(c[0], c[1], c[2]))
+                .collect();
+            if let Some(k) = positions.iter().position(|p| !p.is_finite()) {
+                return Err(SceneError::NonFinite {
+                    path,
+                    frame: k / v,
+                    index: k % v,
+                });
+            }
+            // The OBJ holds frame 0: a reader that reordered vertices would break the arrays.
+            let rest = meshes[objects[i].mesh].positions();
+            if positions[..v] != *rest {
+                return Err(SceneError::Invalid {
+                    path,
+                    message: format!(
+                        "frame 0 differs from the vertices of `{}` (vertex order changed?)",
+                        obj.mesh
+                    ),
+                });
+            }
+            verts[i] = positions;
+        }
+
+        let queries = header.queries;
+        Ok(Self {
+            name: header.name,
+            description: header.description,
+            dir: Some(dir.to_path_buf()),
+            frames,
+            meshes,
+            mesh_files,
+            objects,
+            transforms,
+            verts,
+            queries,
+        })
+    }
+
+    /// The built-in scene: two interlocking procedural tori (3,072 triangles each); torus B
+    /// slides through torus A over 8 frames of rigid motion, touching it in some frames.
+    pub fn builtin() -> Self {
+        builtin::two_tori()
+    }
+
+    /// Assembles an in-memory scene (used by [`Scene::builtin`] and by generators).
+    ///
+    /// `transforms` holds `frames * objects.len()` row-major `[R | t]` matrices (frame-major);
+    /// `verts[i]` holds `frames * vertex_count` positions for deforming object `i` and is empty
+    /// for rigid ones.
+    #[allow(clippy::too_many_arguments)]
+    pub fn from_parts(
+        name: &str,
+        description: &str,
+        frames: usize,
+        meshes: Vec<TriMesh>,
+        objects: Vec<SceneObject>,
+        transforms: Vec<[f32; 12]>,
+        verts: Vec<Vec<Vec3>>,
+        queries: Vec<SceneQuery>,
+    ) -> Result<Self, SceneError> {
+        let invalid = |message: String| SceneError::Invalid {
+            path: PathBuf::from(name),
+            message,
+        };
+        if transforms.len() != frames * objects.len() {
+            return Err(invalid(format!(
+                "{} transforms for {frames} frames x {} objects",
+                transforms.len(),
+                objects.len()
+            )));
+        }
+        if verts.len() != objects.len() {
+            return Err(invalid(format!(
+                "{} vertex arrays for {} objects",
+                verts.len(),
+                objects.len()
+            )));
+        }
+        for (i, o) in objects.iter().enumerate() {
+            let Some(mesh) = meshes.get(o.mesh) else {
+                return Err(invalid(format!("object `{}`: no mesh {}", o.name, o.mesh)));
+            };
+            let want = match o.motion {
+                Motion::Rigid => 0,
+                Motion::Deforming => frames * mesh.vertex_count(),
+            };
+            if verts[i].len() != want {
+                return Err(invalid(format!(
+                    "object `{}`: {} positions, expected {want}",
+                    o.name,
+                    verts[i].len()
+                )));
+            }
+        }
+        let mesh_files = (0..meshes.len()).map(|i| format!("mesh{i}")).collect();
+        Ok(Self {
+            name: name.to_string(),
+            description: description.to_string(),
+            dir: None,
+            frames,
+            meshes,
+            mesh_files,
+            objects,
+            transforms,
+            verts,
+            queries,
+        })
+    }
+
+    /// Scene name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Free-text description.
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
+    /// The folder it was loaded from (`None` for in-memory scenes).
+    pub fn dir(&self) -> Option<&Path> {
+        self.dir.as_deref()
+    }
+
+    /// Number of frames.
+    pub fn frame_count(&self) -> usize {
+        self.frames
+    }
+
+    /// Number of objects.
+    pub fn object_count(&self) -> usize {
+        self.objects.len()
+    }
+
+    /// The objects, in transform order.
+    pub fn objects(&self) -> &[SceneObject] {
+        &self.objects
+    }
+
+    /// The distinct meshes (rest positions = frame 0 for deforming objects).
+    pub fn meshes(&self) -> &[TriMesh] {
+        &self.meshes
+    }
+
+    /// The file name each mesh was read from (in-memory scenes: `mesh<i>`).
+    pub fn mesh_files(&self) -> &[String] {
+        &self.mesh_files
+    }
+
+    /// The queries that apply to this scene.
+    pub fn queries(&self) -> &[SceneQuery] {
+        &self.queries
+    }
+
+    /// Index of the object called `name`.
+    pub fn object_index(&self, name: &str) -> Option<usize> {
+        self.objects.iter().position(|o| o.name == name)
+    }
+
+    /// The mesh (topology and rest positions) of `object`.
+    ///
+    /// # Panics
+    /// If `object >= object_count()`.
+    pub fn mesh(&self, object: usize) -> &TriMesh {
+        &self.meshes[self.objects[object].mesh]
+    }
+
+    /// Total triangle count over all objects.
+    pub fn triangle_count(&self) -> usize {
+        (0..self.objects.len())
+            .map(|i| self.mesh(i).face_count())
+            .sum()
+    }
+
+    /// Row-major `[R | t]` of `object` at `frame`, as stored.
+    ///
+    /// # Panics
+    /// If `frame` or `object` is out of range.
+    pub fn transform(&self, frame: usize, object: usize) -> [f32; 12] {
+        assert!(frame < self.frames && object < self.objects.len());
+        self.transforms[frame * self.objects.len() + object]
+    }
+
+    /// The pose of `object` at `frame` as a glam affine (f32).
+    ///
+    /// # Panics
+    /// If `frame` or `object` is out of range.
+    pub fn pose(&self, frame: usize, object: usize) -> Affine3A {
+        let m = self.transform(frame, object);
+        Affine3A {
+            matrix3: Mat3A::from_cols(
+                Vec3A::new(m[0], m[4], m[8]),
+                Vec3A::new(m[1], m[5], m[9]),
+                Vec3A::new(m[2], m[6], m[10]),
+            ),
+            translation: Vec3A::new(m[3], m[7], m[11]),
+        }
+    }
+
+    /// The pose of `object` at `frame` promoted to f64 (exactly) for the exact tests.
+    ///
+    /// # Panics
+    /// If `frame` or `object` is out of range.
+    pub fn pose64(&self, frame: usize, object: usize) -> Pose64 {
+        let m = self.transform(frame, object).map(f64::from);
+        Pose64 {
+            rows: [
+                [m[0], m[1], m[2], m[3]],
+                [m[4], m[5], m[6], m[7]],
+                [m[8], m[9], m[10], m[11]],
+            ],
+        }
+    }
+
+    /// Whether `object` deforms (has per-frame vertex positions).
+    pub fn is_deforming(&self, object: usize) -> bool {
+        self.objects
+            .get(object)
+            .is_some_and(|o| o.motion == Motion::Deforming && !self.verts[object].is_empty())
+    }
+
+    /// Vertex positions of `object` at `frame` in the object's own frame (apply
+    /// [`Scene::pose64`] for world coordinates): the per-frame array for deforming objects,
+    /// the mesh's positions for rigid ones.
+    ///
+    /// # Panics
+    /// If `frame` or `object` is out of range.
+    pub fn positions(&self, frame: usize, object: usize) -> &[Vec3] {
+        assert!(frame < self.frames);
+        let mesh = self.mesh(object);
+        if self.is_deforming(object) {
+            let v = mesh.vertex_count();
+            &self.verts[object][frame * v..(frame + 1) * v]
+        } else {
+            mesh.positions()
+        }
+    }
+
+    /// The object pairs a query covers: its listed pairs, or every unordered pair `i < j` for
+    /// `"all"`; empty for single-object queries.
+    pub fn query_pairs(&self, query: &SceneQuery) -> Vec<[usize; 2]> {
+        match &query.targets {
+            QueryTargets::Pairs(p) => p.clone(),
+            QueryTargets::AllPairs => {
+                let n = self.objects.len();
+                (0..n)
+                    .flat_map(|i| (i + 1..n).map(move |j| [i, j]))
+                    .collect()
+            }
+            QueryTargets::Objects(_) => Vec::new(),
+        }
+    }
+}
+
+/// OBJ through the scene reader (file vertex order, which the vertex arrays rely on); other
+/// formats (binary STL, PLY) through [`crate::io::load_mesh`].
+fn load_scene_mesh(path: &Path) -> Result<TriMesh, crate::GeometryError> {
+    let is_obj = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("obj"));
+    if !is_obj {
+        return crate::io::load_mesh(path);
+    }
+    let bytes = std::fs::read(path).map_err(|source| crate::GeometryError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let text = std::str::from_utf8(&bytes).map_err(|e| crate::GeometryError::Parse {
+        path: path.to_path_buf(),
+        location: None,
+        message: format!("not UTF-8 text: {e}"),
+    })?;
+    obj::parse(text, path)
+}
+
+/// Reads a little-endian f32 array of exactly `count` values.
+fn read_f32s(path: &Path, count: usize, shape: &'static str) -> Result<Vec<f32>, SceneError> {
+    let bytes = std::fs::read(path).map_err(|source| SceneError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let expected = count as u64 * 4;
+    if bytes.len() as u64 != expected {
+        return Err(SceneError::ArraySize {
+            path: path.to_path_buf(),
+            shape,
+            expected,
+            actual: bytes.len() as u64,
+        });
+    }
+    Ok(bytes
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect())
+}

@@ -1,0 +1,178 @@
+//! Parsing and validation of `scene.json`.
+
+use std::path::Path;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::{Motion, QueryKind, QueryTargets, SceneError, SceneQuery, FORMAT};
+
+#[derive(Deserialize)]
+struct RawScene {
+    format: String,
+    name: String,
+    #[serde(default)]
+    description: String,
+    frames: usize,
+    objects: Vec<RawObject>,
+    transforms: String,
+    #[serde(default)]
+    queries: Vec<RawQuery>,
+}
+
+#[derive(Deserialize)]
+struct RawObject {
+    name: String,
+    mesh: String,
+    #[serde(default)]
+    motion: Option<String>,
+    #[serde(default)]
+    verts: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct RawQuery {
+    kind: String,
+    #[serde(default)]
+    pairs: Option<Value>,
+    #[serde(default)]
+    objects: Option<Vec<String>>,
+}
+
+/// One object entry of the header.
+pub(super) struct ObjectHeader {
+    pub name: String,
+    pub mesh: String,
+    pub motion: Motion,
+    pub verts: Option<String>,
+}
+
+/// The validated header.
+pub(super) struct Header {
+    pub name: String,
+    pub description: String,
+    pub frames: usize,
+    pub objects: Vec<ObjectHeader>,
+    pub transforms: String,
+    pub queries: Vec<SceneQuery>,
+}
+
+/// Parses `text` (the contents of `path`) and checks it against the format.
+pub(super) fn parse_header(path: &Path, text: &str) -> Result<Header, SceneError> {
+    let raw: RawScene = serde_json::from_str(text).map_err(|e| SceneError::Json {
+        path: path.to_path_buf(),
+        line: e.line(),
+        column: e.column(),
+        message: e.to_string(),
+    })?;
+    let invalid = |message: String| SceneError::Invalid {
+        path: path.to_path_buf(),
+        message,
+    };
+    if raw.format != FORMAT {
+        return Err(invalid(format!(
+            "format is `{}`, expected `{FORMAT}`",
+            raw.format
+        )));
+    }
+    if raw.frames == 0 {
+        return Err(invalid("`frames` is 0".into()));
+    }
+    if raw.objects.is_empty() {
+        return Err(invalid("no objects".into()));
+    }
+    let mut objects = Vec::with_capacity(raw.objects.len());
+    for (i, o) in raw.objects.into_iter().enumerate() {
+        if objects.iter().any(|p: &ObjectHeader| p.name == o.name) {
+            return Err(invalid(format!("object {i}: duplicate name `{}`", o.name)));
+        }
+        let motion = match (o.motion.as_deref(), &o.verts) {
+            (Some("deforming"), Some(_)) | (None, Some(_)) => Motion::Deforming,
+            (Some("deforming"), None) => {
+                return Err(invalid(format!(
+                    "object `{}` is deforming but names no `verts` file",
+                    o.name
+                )))
+            }
+            (Some("rigid") | None, None) => Motion::Rigid,
+            (Some("rigid"), Some(_)) => {
+                return Err(invalid(format!(
+                    "object `{}` is rigid but names a `verts` file",
+                    o.name
+                )))
+            }
+            (Some(other), _) => {
+                return Err(invalid(format!(
+                    "object `{}`: unknown motion `{other}` (expected `rigid` or `deforming`)",
+                    o.name
+                )))
+            }
+        };
+        objects.push(ObjectHeader {
+            name: o.name,
+            mesh: o.mesh,
+            motion,
+            verts: o.verts,
+        });
+    }
+
+    let lookup = |q: usize, kind: &str, name: &str| {
+        objects
+            .iter()
+            .position(|o| o.name == name)
+            .ok_or_else(|| SceneError::UnknownObject {
+                path: path.to_path_buf(),
+                query: q,
+                kind: kind.to_string(),
+                name: name.to_string(),
+            })
+    };
+    let mut queries = Vec::with_capacity(raw.queries.len());
+    for (q, rq) in raw.queries.iter().enumerate() {
+        let targets = match (&rq.pairs, &rq.objects) {
+            (Some(Value::String(s)), None) if s == "all" => QueryTargets::AllPairs,
+            (Some(Value::Array(list)), None) => {
+                let mut pairs = Vec::with_capacity(list.len());
+                for (k, p) in list.iter().enumerate() {
+                    let names = p.as_array().and_then(|a| match a.as_slice() {
+                        [Value::String(a), Value::String(b)] => Some((a, b)),
+                        _ => None,
+                    });
+                    let Some((a, b)) = names else {
+                        return Err(invalid(format!(
+                            "query {q} (`{}`): pair {k} is not [\"a\", \"b\"]: {p}",
+                            rq.kind
+                        )));
+                    };
+                    pairs.push([lookup(q, &rq.kind, a)?, lookup(q, &rq.kind, b)?]);
+                }
+                QueryTargets::Pairs(pairs)
+            }
+            (None, Some(names)) => QueryTargets::Objects(
+                names
+                    .iter()
+                    .map(|n| lookup(q, &rq.kind, n))
+                    .collect::<Result<_, _>>()?,
+            ),
+            _ => {
+                return Err(invalid(format!(
+                    "query {q} (`{}`): needs `pairs` (a list of pairs or \"all\") or `objects`",
+                    rq.kind
+                )))
+            }
+        };
+        queries.push(SceneQuery {
+            kind: QueryKind::parse(&rq.kind),
+            targets,
+        });
+    }
+
+    Ok(Header {
+        name: raw.name,
+        description: raw.description,
+        frames: raw.frames,
+        objects,
+        transforms: raw.transforms,
+        queries,
+    })
+}

@@ -1,0 +1,151 @@
+//! The space in which node boxes of two posed trees are compared, with a rigorous padding.
+//!
+//! The exact triangle test works on the f64 world corners from
+//! [`gprox_geometry::transform::transform_point`], which carry rounding. A node test is
+//! *conservative* when it never rejects two nodes whose (rounded) world triangles meet, or come
+//! within the margin. Two ways:
+//!
+//! * **Local** (A's pose is a rotation up to f32 rounding): B's boxes are mapped into A's local
+//!   frame by `M = R_Aᵀ R_B`, `t' = R_Aᵀ (t_B − t_A)`; A's f32 boxes are used as they are.
+//!   `R_Aᵀ` is not exactly `R_A⁻¹`: with `N = R_Aᵀ R_A`, `η = ‖N − I‖∞ < 1/2` bounds the
+//!   difference by `‖R_A⁻¹ − R_Aᵀ‖∞ ≤ η / (1 − η) · ‖R_Aᵀ‖∞`, and that term, the rounding of the
+//!   world corners (both sides), the rounding of the mapping and the margin (scaled by
+//!   `‖R_A⁻¹‖∞ ≤ ‖R_Aᵀ‖∞ / (1 − η)`) make up one padding added to every mapped box.
+//! * **World** (any other affine pose): both trees' boxes are mapped to world space, each padded
+//!   by the rounding of its corners and of the mapping, plus the margin.
+//!
+//! A box with centre `c` and half-extent `h` maps to centre `M c + t` and half-extent `|M| h`.
+//! All rounding terms use the relative bound [`K`] (about 90 units in the last place, far above
+//! the few rounding steps involved), applied to magnitudes bounded by the root boxes.
+
+use gprox_bvh::Aabb;
+use gprox_geometry::transform::Pose64;
+
+/// Relative bound used for every rounding term (generous: the operations involved round a few
+/// times at `2^-53` each).
+pub(crate) const K: f64 = 1e-14;
+
+/// A 3x4 affine map in f64 applied to boxes, with a padding added on every side.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct BoxMap {
+    m: [[f64; 3]; 3],
+    t: [f64; 3],
+    pad: f64,
+}
+
+impl BoxMap {
+    /// The padded image of `b`: `[lo; 3]` then `[hi; 3]`.
+    #[inline]
+    pub(crate) fn map(&self, b: &Aabb) -> [f64; 6] {
+        let c = [0, 1, 2].map(|i| (b.min[i] as f64 + b.max[i] as f64) * 0.5);
+        let h = [0, 1, 2].map(|i| (b.max[i] as f64 - b.min[i] as f64) * 0.5);
+        let mut out = [0.0; 6];
+        for i in 0..3 {
+            let r = &self.m[i];
+            let cc = r[0] * c[0] + r[1] * c[1] + r[2] * c[2] + self.t[i];
+            let hh = r[0].abs() * h[0] + r[1].abs() * h[1] + r[2].abs() * h[2] + self.pad;
+            out[i] = cc - hh;
+            out[i + 3] = cc + hh;
+        }
+        out
+    }
+}
+
+/// How the two trees are compared.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Frame {
+    /// A's boxes as stored, B's mapped (with all padding).
+    Local(BoxMap),
+    /// Both mapped to world space (padding split between them).
+    World(BoxMap, BoxMap),
+}
+
+fn rot(p: &Pose64) -> [[f64; 3]; 3] {
+    [0, 1, 2].map(|i| [p.rows[i][0], p.rows[i][1], p.rows[i][2]])
+}
+
+fn trans(p: &Pose64) -> [f64; 3] {
+    [p.rows[0][3], p.rows[1][3], p.rows[2][3]]
+}
+
+/// Row-sum (∞) norm.
+fn norm(m: &[[f64; 3]; 3]) -> f64 {
+    m.iter()
+        .map(|r| r[0].abs() + r[1].abs() + r[2].abs())
+        .fold(0.0, f64::max)
+}
+
+fn transpose(m: &[[f64; 3]; 3]) -> [[f64; 3]; 3] {
+    [0, 1, 2].map(|i| [0, 1, 2].map(|j| m[j][i]))
+}
+
+fn mul(a: &[[f64; 3]; 3], b: &[[f64; 3]; 3]) -> [[f64; 3]; 3] {
+    [0, 1, 2].map(|i| [0, 1, 2].map(|j| a[i][0] * b[0][j] + a[i][1] * b[1][j] + a[i][2] * b[2][j]))
+}
+
+fn mul_vec(a: &[[f64; 3]; 3], v: &[f64; 3]) -> [f64; 3] {
+    [0, 1, 2].map(|i| a[i][0] * v[0] + a[i][1] * v[1] + a[i][2] * v[2])
+}
+
+fn max_abs(v: &[f64; 3]) -> f64 {
+    v[0].abs().max(v[1].abs()).max(v[2].abs())
+}
+
+/// Largest absolute coordinate of a box.
+pub(crate) fn box_magnitude(b: &Aabb) -> f64 {
+    (0..3)
+        .map(|i| (b.min[i] as f64).abs().max((b.max[i] as f64).abs()))
+        .fold(0.0, f64::max)
+}
+
+/// Bound on the rounding of `transform_point(pose, v)` for `|v|∞ ≤ mag`.
+fn corner_rounding(r: &[[f64; 3]; 3], t: &[f64; 3], mag: f64) -> f64 {
+    K * (norm(r) * mag + max_abs(t))
+}
+
+impl Frame {
+    /// The comparison frame for trees with root-box magnitudes `mag_a`, `mag_b` (see
+    /// [`box_magnitude`]) under `pa`, `pb`, with `margin ≥ 0`.
+    pub(crate) fn new(pa: &Pose64, mag_a: f64, pb: &Pose64, mag_b: f64, margin: f64) -> Self {
+        let (ra, ta, rb, tb) = (rot(pa), trans(pa), rot(pb), trans(pb));
+        let eps_a = corner_rounding(&ra, &ta, mag_a);
+        let eps_b = corner_rounding(&rb, &tb, mag_b);
+        let rat = transpose(&ra);
+        let n = mul(&rat, &ra);
+        let eta = (0..3)
+            .map(|i| {
+                (0..3)
+                    .map(|j| (n[i][j] - f64::from(i == j)).abs())
+                    .sum::<f64>()
+            })
+            .fold(0.0, f64::max)
+            + K;
+        if eta < 0.5 {
+            let m = mul(&rat, &rb);
+            let d = [0, 1, 2].map(|i| tb[i] - ta[i]);
+            let t = mul_vec(&rat, &d);
+            let nrat = norm(&rat);
+            let inv = nrat / (1.0 - eta);
+            let reach = norm(&rb) * mag_b + max_abs(&d);
+            let pad = inv * (eps_a + eps_b + margin) * (1.0 + K)
+                + eta / (1.0 - eta) * nrat * reach * (1.0 + K)
+                + K * (3.0 * norm(&m) * mag_b + 2.0 * max_abs(&t) + nrat * reach);
+            Frame::Local(BoxMap { m, t, pad })
+        } else {
+            let pad_a = eps_a + K * (2.0 * norm(&ra) * mag_a + max_abs(&ta)) + margin * 0.5;
+            let pad_b = eps_b + K * (2.0 * norm(&rb) * mag_b + max_abs(&tb)) + margin * 0.5;
+            Frame::World(
+                BoxMap {
+                    m: ra,
+                    t: ta,
+                    pad: pad_a,
+                },
+                BoxMap {
+                    m: rb,
+                    t: tb,
+                    pad: pad_b,
+                },
+            )
+        }
+    }
+}

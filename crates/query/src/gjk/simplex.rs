@@ -1,0 +1,205 @@
+//! The GJK simplex and Johnson's distance sub-algorithm (with van den Bergen's backup).
+//!
+//! For a simplex `Y` of at most 4 Minkowski-difference points, Johnson's sub-algorithm finds the
+//! smallest subset `X ⊆ Y` whose affine hull contains the point of `conv(Y)` closest to the
+//! origin, together with its barycentric weights, through the cofactor recursion
+//! `Δ_j(X ∪ {j}) = Σ_{i∈X} Δ_i(X) (y_i·y_k − y_i·y_j)` (k = min X). When rounding makes no subset pass the
+//! exact test, the backup procedure takes the subset with all-positive cofactors that gives the
+//! nearest point.
+
+use glam::DVec3;
+
+/// One simplex vertex: `w = a - b` with the support points and feature ids of both shapes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Vertex {
+    /// Minkowski-difference point `a - b`.
+    pub w: DVec3,
+    /// Support point on shape A.
+    pub a: DVec3,
+    /// Support point on shape B.
+    pub b: DVec3,
+    /// Feature id on A.
+    pub ia: u32,
+    /// Feature id on B.
+    pub ib: u32,
+}
+
+/// A GJK simplex: up to 4 vertices with barycentric weights of the current closest point.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Simplex {
+    pub verts: Vec<Vertex>,
+    pub weights: Vec<f64>,
+}
+
+impl Simplex {
+    /// Closest point `v = Σ λ_i w_i` of the simplex to the origin.
+    pub fn point(&self) -> DVec3 {
+        self.verts
+            .iter()
+            .zip(&self.weights)
+            .fold(DVec3::ZERO, |s, (v, &l)| s + v.w * l)
+    }
+
+    /// Closest point on A (`Σ λ_i a_i`).
+    pub fn point_a(&self) -> DVec3 {
+        self.verts
+            .iter()
+            .zip(&self.weights)
+            .fold(DVec3::ZERO, |s, (v, &l)| s + v.a * l)
+    }
+
+    /// Closest point on B (`Σ λ_i b_i`).
+    pub fn point_b(&self) -> DVec3 {
+        self.verts
+            .iter()
+            .zip(&self.weights)
+            .fold(DVec3::ZERO, |s, (v, &l)| s + v.b * l)
+    }
+
+    /// Largest squared norm of a vertex (the scale for absolute tolerances).
+    pub fn max_norm2(&self) -> f64 {
+        self.verts
+            .iter()
+            .map(|v| v.w.length_squared())
+            .fold(0.0, f64::max)
+    }
+
+    /// Whether `w` is already a vertex (to the bit).
+    pub fn contains(&self, w: DVec3) -> bool {
+        self.verts.iter().any(|v| v.w == w)
+    }
+
+    /// Adds `v`, then reduces to the minimal sub-simplex nearest the origin (Johnson).
+    pub fn add_and_reduce(&mut self, v: Vertex) {
+        self.verts.push(v);
+        let (mask, lambdas) = johnson(&self.verts.iter().map(|v| v.w).collect::<Vec<_>>());
+        let mut verts = Vec::with_capacity(4);
+        let mut weights = Vec::with_capacity(4);
+        for (i, v) in self.verts.iter().enumerate() {
+            if mask & (1 << i) != 0 {
+                verts.push(*v);
+                weights.push(lambdas[i]);
+            }
+        }
+        self.verts = verts;
+        self.weights = weights;
+    }
+}
+
+/// Johnson's sub-algorithm on `y` (1..=4 points): the chosen subset as a bit mask and the
+/// barycentric weight of every point (0 outside the subset).
+pub(crate) fn johnson(y: &[DVec3]) -> (usize, [f64; 4]) {
+    let n = y.len();
+    debug_assert!((1..=4).contains(&n));
+    let mut dp = [[0.0f64; 4]; 4];
+    for i in 0..n {
+        for j in 0..n {
+            dp[i][j] = y[i].dot(y[j]);
+        }
+    }
+    // delta[mask][i]: cofactor Δ_i(X) for subset `mask`.
+    let mut delta = [[0.0f64; 4]; 16];
+    let full = (1usize << n) - 1;
+    for mask in 1..=full {
+        let bits = mask.count_ones();
+        if bits == 1 {
+            delta[mask][mask.trailing_zeros() as usize] = 1.0;
+            continue;
+        }
+        for j in 0..n {
+            if mask & (1 << j) == 0 {
+                continue;
+            }
+            let x = mask & !(1 << j);
+            let k = x.trailing_zeros() as usize;
+            let mut s = 0.0;
+            for i in 0..n {
+                if x & (1 << i) != 0 {
+                    s += delta[x][i] * (dp[i][k] - dp[i][j]);
+                }
+            }
+            delta[mask][j] = s;
+        }
+    }
+    let weights_of = |mask: usize| -> [f64; 4] {
+        let total: f64 = (0..n)
+            .filter(|&i| mask & (1 << i) != 0)
+            .map(|i| delta[mask][i])
+            .sum();
+        let mut l = [0.0; 4];
+        for i in 0..n {
+            if mask & (1 << i) != 0 {
+                l[i] = delta[mask][i] / total;
+            }
+        }
+        l
+    };
+    // The newest point (last) always belongs to the answer in exact arithmetic; test subsets
+    // containing it first, smallest first, like the classic algorithm.
+    let last = 1usize << (n - 1);
+    let mut order: Vec<usize> = (1..=full).collect();
+    order.sort_by_key(|&m| (m & last == 0, m.count_ones()));
+    for &mask in &order {
+        let inside = (0..n)
+            .filter(|&i| mask & (1 << i) != 0)
+            .all(|i| delta[mask][i] > 0.0);
+        if !inside {
+            continue;
+        }
+        let outside_ok = (0..n)
+            .filter(|&j| mask & (1 << j) == 0)
+            .all(|j| delta[mask | (1 << j)][j] <= 0.0);
+        if outside_ok {
+            return (mask, weights_of(mask));
+        }
+    }
+    // Backup: the nearest point among all subsets with positive cofactors.
+    let mut best = (1usize << (n - 1), f64::INFINITY, [0.0; 4]);
+    for mask in 1..=full {
+        let positive = (0..n)
+            .filter(|&i| mask & (1 << i) != 0)
+            .all(|i| delta[mask][i] > 0.0);
+        if !positive {
+            continue;
+        }
+        let l = weights_of(mask);
+        let v = (0..n).fold(DVec3::ZERO, |s, i| s + y[i] * l[i]);
+        let d = v.length_squared();
+        if d < best.1 {
+            best = (mask, d, l);
+        }
+    }
+    if best.1.is_finite() {
+        (best.0, best.2)
+    } else {
+        let mut l = [0.0; 4];
+        l[n - 1] = 1.0;
+        (1 << (n - 1), l)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn segment_interior() {
+        let (m, l) = johnson(&[DVec3::new(-1.0, 1.0, 0.0), DVec3::new(1.0, 1.0, 0.0)]);
+        assert_eq!(m, 3);
+        assert_eq!((l[0], l[1]), (0.5, 0.5));
+    }
+
+    #[test]
+    fn tetra_containing_origin() {
+        let y = [
+            DVec3::new(1.0, 0.0, -0.5),
+            DVec3::new(-1.0, 1.0, -0.5),
+            DVec3::new(-1.0, -1.0, -0.5),
+            DVec3::new(0.0, 0.0, 1.0),
+        ];
+        let (m, l) = johnson(&y);
+        assert_eq!(m, 15);
+        let v = (0..4).fold(DVec3::ZERO, |s, i| s + y[i] * l[i]);
+        assert!(v.length() < 1e-12);
+    }
+}

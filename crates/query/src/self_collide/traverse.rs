@@ -1,0 +1,148 @@
+//! Bounding-volume test tree (BVTT) traversals over the flat LBVH layout, with explicit stacks
+//! (LBVH depth is not bounded by `log n`).
+//!
+//! * [`pair_leaves`]: simultaneous traversal of two trees (gProximity §4.1.1).
+//! * [`self_leaves`] / [`self_leaves_culled`]: one tree against itself (Greß §6.2): a node
+//!   against itself expands to each child against itself and the two children against each
+//!   other; every unordered pair of distinct leaves with overlapping boxes is reported once.
+
+use gprox_bvh::{Bvh, BvhNode};
+
+/// Leaf-slot range `[first, last]` of the children of internal node `node` covering
+/// `[first, last]` (Karras layout: the split `γ` is the left child's index, or its slot if it
+/// is a leaf).
+#[inline]
+pub(crate) fn child_ranges(
+    bvh: &Bvh,
+    node: &BvhNode,
+    first: u32,
+    last: u32,
+) -> ([u32; 2], [u32; 2]) {
+    let n1 = bvh.first_leaf() as u32;
+    let gamma = if node.left >= n1 {
+        node.left - n1
+    } else {
+        node.left
+    };
+    ([first, gamma], [gamma + 1, last])
+}
+
+/// Calls `f(face_a, face_b)` for every leaf of `a` and leaf of `b` whose boxes overlap.
+pub fn pair_leaves(a: &Bvh, b: &Bvh, f: impl FnMut(u32, u32)) {
+    pair_leaves_by(
+        a,
+        b,
+        |i, j| a.nodes[i as usize].aabb.overlaps(&b.nodes[j as usize].aabb),
+        f,
+    );
+}
+
+/// [`pair_leaves`] with a custom node-pair test `overlap(node_a, node_b)` (which must hold
+/// for every pair of nodes above a reported leaf pair).
+pub fn pair_leaves_by(
+    a: &Bvh,
+    b: &Bvh,
+    overlap: impl Fn(u32, u32) -> bool,
+    mut f: impl FnMut(u32, u32),
+) {
+    if a.nodes.is_empty() || b.nodes.is_empty() {
+        return;
+    }
+    let mut stack = Vec::new();
+    if overlap(0, 0) {
+        stack.push((0u32, 0u32));
+    }
+    while let Some((i, j)) = stack.pop() {
+        pair_step(a, b, i, j, &overlap, &mut stack, &mut f);
+    }
+}
+
+/// Expands the overlapping node pair `(i, j)`: reports a leaf pair, or pushes the child pairs
+/// that pass `overlap` (children of both nodes when both are internal).
+#[inline]
+fn pair_step(
+    a: &Bvh,
+    b: &Bvh,
+    i: u32,
+    j: u32,
+    overlap: &impl Fn(u32, u32) -> bool,
+    stack: &mut Vec<(u32, u32)>,
+    f: &mut impl FnMut(u32, u32),
+) {
+    let na = &a.nodes[i as usize];
+    let nb = &b.nodes[j as usize];
+    let mut push = |x: u32, y: u32| {
+        if overlap(x, y) {
+            stack.push((x, y));
+        }
+    };
+    match (na.is_leaf(), nb.is_leaf()) {
+        (true, true) => f(na.left, nb.left),
+        (true, false) => {
+            push(i, nb.right);
+            push(i, nb.left);
+        }
+        (false, true) => {
+            push(na.right, j);
+            push(na.left, j);
+        }
+        (false, false) => {
+            push(na.right, nb.right);
+            push(na.right, nb.left);
+            push(na.left, nb.right);
+            push(na.left, nb.left);
+        }
+    }
+}
+
+/// Calls `f(face_a, face_b)` once for every unordered pair of distinct leaves of `bvh` whose
+/// boxes overlap.
+pub fn self_leaves(bvh: &Bvh, f: impl FnMut(u32, u32)) {
+    self_leaves_culled(bvh, |_, _, _| false, f);
+}
+
+/// [`self_leaves`] where a node `(node, first, last)` (its leaf slots `first..=last`) for which
+/// `skip` returns true is not paired with itself: the caller certifies that no two of its
+/// leaves need reporting. Pairs of different nodes are never skipped.
+pub fn self_leaves_culled(
+    bvh: &Bvh,
+    skip: impl FnMut(u32, u32, u32) -> bool,
+    f: impl FnMut(u32, u32),
+) {
+    let overlap = |i: u32, j: u32| {
+        bvh.nodes[i as usize]
+            .aabb
+            .overlaps(&bvh.nodes[j as usize].aabb)
+    };
+    self_leaves_by(bvh, overlap, skip, f);
+}
+
+/// [`self_leaves_culled`] with a custom node-pair test `overlap(node_a, node_b)`.
+pub fn self_leaves_by(
+    bvh: &Bvh,
+    overlap: impl Fn(u32, u32) -> bool,
+    mut skip: impl FnMut(u32, u32, u32) -> bool,
+    mut f: impl FnMut(u32, u32),
+) {
+    if bvh.nodes.len() < 3 {
+        return;
+    }
+    let n = bvh.leaf_count() as u32;
+    let mut selfs = vec![(0u32, 0u32, n - 1)];
+    let mut pairs: Vec<(u32, u32)> = Vec::new();
+    while let Some((i, first, last)) = selfs.pop() {
+        let node = &bvh.nodes[i as usize];
+        if node.is_leaf() || skip(i, first, last) {
+            continue;
+        }
+        let (rl, rr) = child_ranges(bvh, node, first, last);
+        selfs.push((node.left, rl[0], rl[1]));
+        selfs.push((node.right, rr[0], rr[1]));
+        if overlap(node.left, node.right) {
+            pairs.push((node.left, node.right));
+        }
+        while let Some((a, b)) = pairs.pop() {
+            pair_step(bvh, bvh, a, b, &overlap, &mut pairs, &mut f);
+        }
+    }
+}

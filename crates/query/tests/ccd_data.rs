@@ -1,0 +1,326 @@
+//! CCD against the ground truth in `/work/shared/data/ccd` (see its SOURCES.md):
+//! every query file present must give 0 false negatives; false-positive rates are printed.
+//!
+//! * `sample-queries/**.csv`: exact rational coordinates (all exactly representable in f64:
+//!   power-of-two denominators, checked here) with the truth in column 7.
+//! * `scalable-ccd-sample/<scene>`: two PLY frames, candidate pairs (`boxes/*.json`, ids:
+//!   vertices, then libigl edges, then faces) and Mathematica truth (`mma_bool/*.json`).
+//!
+//! In debug builds (no `GPROX_CCD_ALL=1`) a deterministic subset of each large file runs.
+
+use std::path::{Path, PathBuf};
+
+use glam::DVec3;
+use gprox_query::ccd::{edge_edge_toi, vertex_face_toi, CcdOptions};
+
+const ROOT: &str = "/work/shared/data/ccd";
+
+fn run_all() -> bool {
+    std::env::var("GPROX_CCD_ALL").is_ok_and(|v| v == "1") || !cfg!(debug_assertions)
+}
+
+/// Keep query `i` of `n` in the sampled run: at most ~`cap` per file, deterministic.
+fn keep(i: usize, n: usize, cap: usize) -> bool {
+    run_all() || n <= cap || i % n.div_ceil(cap) == 0
+}
+
+#[derive(Default, Debug)]
+struct Tally {
+    queries: usize,
+    positives: usize,
+    false_negatives: usize,
+    false_positives: usize,
+}
+
+impl Tally {
+    fn add(&mut self, truth: bool, ours: bool) {
+        self.queries += 1;
+        self.positives += truth as usize;
+        self.false_negatives += (truth && !ours) as usize;
+        self.false_positives += (!truth && ours) as usize;
+    }
+    fn report(&self, name: &str) {
+        let negatives = self.queries - self.positives;
+        let rate = if negatives > 0 {
+            self.false_positives as f64 / negatives as f64
+        } else {
+            0.0
+        };
+        println!(
+            "{name}: {} queries, {} positive, FN {}, FP {} ({:.2}% of negatives)",
+            self.queries,
+            self.positives,
+            self.false_negatives,
+            self.false_positives,
+            100.0 * rate
+        );
+    }
+}
+
+fn csv_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<_> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            csv_files(&p, out);
+        } else if p.extension().is_some_and(|e| e == "csv") {
+            out.push(p);
+        }
+    }
+}
+
+/// Exact f64 of `num / den` (denominator a power of two, |num| ≤ 2^53).
+fn exact(num: &str, den: &str) -> f64 {
+    let n: i128 = num.trim().parse().expect("numerator");
+    let d: i128 = den.trim().parse().expect("denominator");
+    assert!(
+        d > 0 && (d & (d - 1)) == 0,
+        "denominator {d} not a power of two"
+    );
+    assert!(n.abs() <= 1 << 53, "numerator {n} not exact in f64");
+    n as f64 / d as f64
+}
+
+#[test]
+fn sample_queries_no_false_negatives() {
+    let dir = Path::new(ROOT).join("sample-queries");
+    if !dir.exists() {
+        println!("note: {} absent, skipping", dir.display());
+        return;
+    }
+    let mut files = Vec::new();
+    csv_files(&dir, &mut files);
+    let opts = CcdOptions::default();
+    let mut total_vf = Tally::default();
+    let mut total_ee = Tally::default();
+    for f in &files {
+        let text = std::fs::read_to_string(f).expect("read csv");
+        let rows: Vec<Vec<&str>> = text
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| l.split(',').collect())
+            .collect();
+        assert_eq!(rows.len() % 8, 0, "{}", f.display());
+        let is_ee = f.to_string_lossy().contains("edge-edge");
+        let n = rows.len() / 8;
+        let mut tally = Tally::default();
+        for q in 0..n {
+            if !keep(q, n, 200) {
+                continue;
+            }
+            let r = &rows[8 * q..8 * q + 8];
+            let pts: Vec<DVec3> = r
+                .iter()
+                .map(|c| DVec3::new(exact(c[0], c[1]), exact(c[2], c[3]), exact(c[4], c[5])))
+                .collect();
+            let truth = r[0][6].trim() == "1";
+            let start = [pts[0], pts[1], pts[2], pts[3]];
+            let end = [pts[4], pts[5], pts[6], pts[7]];
+            let ours = if is_ee {
+                edge_edge_toi(start, end, &opts)
+            } else {
+                vertex_face_toi(start, end, &opts)
+            }
+            .expect("finite input");
+            if truth && ours.is_none() {
+                println!("FALSE NEGATIVE: {} query {q}", f.display());
+            }
+            tally.add(truth, ours.is_some());
+            if is_ee {
+                total_ee.add(truth, ours.is_some());
+            } else {
+                total_vf.add(truth, ours.is_some());
+            }
+        }
+        tally.report(&f.strip_prefix(ROOT).unwrap_or(f).display().to_string());
+        assert_eq!(tally.false_negatives, 0, "{}", f.display());
+    }
+    total_vf.report("sample-queries vertex-face total");
+    total_ee.report("sample-queries edge-edge total");
+}
+
+/// Minimal binary PLY reader (vertex x/y/z float or double, faces as `list uchar int`).
+fn read_ply(path: &Path) -> (Vec<DVec3>, Vec<[u32; 3]>) {
+    let bytes = std::fs::read(path).expect("read ply");
+    let end = bytes
+        .windows(11)
+        .position(|w| w == b"end_header\n")
+        .expect("ply header")
+        + 11;
+    let header = std::str::from_utf8(&bytes[..end]).expect("ascii header");
+    let big = header.contains("binary_big_endian");
+    let (mut nv, mut nf, mut double) = (0usize, 0usize, false);
+    for l in header.lines() {
+        let w: Vec<&str> = l.split_whitespace().collect();
+        match w.as_slice() {
+            ["element", "vertex", n] => nv = n.parse().expect("vertex count"),
+            ["element", "face", n] => nf = n.parse().expect("face count"),
+            ["property", t, "x"] => double = *t == "double",
+            _ => {}
+        }
+    }
+    let mut at = end;
+    let mut take = |k: usize| {
+        let s = &bytes[at..at + k];
+        at += k;
+        let mut a = [0u8; 8];
+        a[..k].copy_from_slice(s);
+        if big {
+            a[..k].reverse();
+        }
+        a
+    };
+    let mut verts = Vec::with_capacity(nv);
+    for _ in 0..nv {
+        let mut c = [0.0; 3];
+        for x in &mut c {
+            *x = if double {
+                f64::from_le_bytes(take(8))
+            } else {
+                let a = take(4);
+                f32::from_le_bytes([a[0], a[1], a[2], a[3]]) as f64
+            };
+        }
+        verts.push(DVec3::from(c));
+    }
+    let mut faces = Vec::with_capacity(nf);
+    for _ in 0..nf {
+        let k = take(1)[0];
+        assert_eq!(k, 3, "triangles only");
+        let mut f = [0u32; 3];
+        for x in &mut f {
+            let a = take(4);
+            *x = i32::from_le_bytes([a[0], a[1], a[2], a[3]]) as u32;
+        }
+        faces.push(f);
+    }
+    (verts, faces)
+}
+
+/// libigl `edges(F)`: unique undirected edges `(i < j)` sorted by `(j, i)`.
+fn igl_edges(faces: &[[u32; 3]]) -> Vec<[u32; 2]> {
+    let mut e: Vec<[u32; 2]> = faces
+        .iter()
+        .flat_map(|f| {
+            (0..3).map(move |k| {
+                let (a, b) = (f[k], f[(k + 1) % 3]);
+                [a.max(b), a.min(b)]
+            })
+        })
+        .collect();
+    e.sort_unstable();
+    e.dedup();
+    e.into_iter().map(|[j, i]| [i, j]).collect()
+}
+
+fn json_ints(path: &Path) -> Vec<u64> {
+    let text = std::fs::read_to_string(path).expect("read json");
+    text.split(|c: char| !c.is_ascii_digit())
+        .filter(|s| !s.is_empty())
+        .map(|s| s.parse().expect("int"))
+        .collect()
+}
+
+fn json_bools(path: &Path) -> Vec<bool> {
+    let text = std::fs::read_to_string(path).expect("read json");
+    text.split(|c: char| !c.is_ascii_alphabetic())
+        .filter(|s| !s.is_empty())
+        .map(|s| s == "true")
+        .collect()
+}
+
+#[test]
+fn scalable_ccd_sample_no_false_negatives() {
+    let dir = Path::new(ROOT).join("scalable-ccd-sample");
+    if !dir.exists() {
+        println!("note: {} absent, skipping", dir.display());
+        return;
+    }
+    let opts = CcdOptions::default();
+    let mut scenes: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("dir")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("boxes").is_dir())
+        .collect();
+    scenes.sort();
+    for scene in scenes {
+        let mut frames: Vec<PathBuf> = std::fs::read_dir(scene.join("frames"))
+            .expect("frames")
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .collect();
+        frames.sort_by_key(|p| {
+            let s = p
+                .file_stem()
+                .map(|s| s.to_string_lossy().to_string())
+                .unwrap_or_default();
+            let digits: String = s.chars().filter(|c| c.is_ascii_digit()).collect();
+            digits.parse::<u64>().unwrap_or(0)
+        });
+        assert_eq!(frames.len(), 2, "{}", scene.display());
+        let (v0, faces) = read_ply(&frames[0]);
+        let (v1, faces1) = read_ply(&frames[1]);
+        assert_eq!(faces, faces1);
+        assert_eq!(v0.len(), v1.len());
+        let edges = igl_edges(&faces);
+        let nv = v0.len() as u64;
+        let ne = edges.len() as u64;
+        let mut boxes: Vec<PathBuf> = std::fs::read_dir(scene.join("boxes"))
+            .expect("boxes")
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .collect();
+        boxes.sort();
+        for bfile in boxes {
+            let stem = bfile
+                .file_stem()
+                .map(|s| s.to_string_lossy().to_string())
+                .unwrap_or_default();
+            let truth_file = scene.join("mma_bool").join(format!("{stem}_mma_bool.json"));
+            if !truth_file.exists() {
+                continue;
+            }
+            let ids = json_ints(&bfile);
+            let truth = json_bools(&truth_file);
+            assert_eq!(ids.len(), 2 * truth.len(), "{}", bfile.display());
+            let is_ee = stem.ends_with("ee");
+            let n = truth.len();
+            let mut tally = Tally::default();
+            for q in 0..n {
+                if !keep(q, n, 2000) {
+                    continue;
+                }
+                let (a, b) = (ids[2 * q], ids[2 * q + 1]);
+                let idx: [usize; 4] = if is_ee {
+                    let ea = edges[(a - nv) as usize];
+                    let eb = edges[(b - nv) as usize];
+                    [ea[0], ea[1], eb[0], eb[1]].map(|x| x as usize)
+                } else {
+                    let (v, f) = if a < nv { (a, b) } else { (b, a) };
+                    let f = faces[(f - nv - ne) as usize];
+                    [v as usize, f[0] as usize, f[1] as usize, f[2] as usize]
+                };
+                let start = idx.map(|i| v0[i]);
+                let end = idx.map(|i| v1[i]);
+                let ours = if is_ee {
+                    edge_edge_toi(start, end, &opts)
+                } else {
+                    vertex_face_toi(start, end, &opts)
+                }
+                .expect("finite input");
+                if truth[q] && ours.is_none() {
+                    println!("FALSE NEGATIVE: {} pair {q}", bfile.display());
+                }
+                tally.add(truth[q], ours.is_some());
+            }
+            let name = bfile
+                .strip_prefix(ROOT)
+                .unwrap_or(&bfile)
+                .display()
+                .to_string();
+            tally.report(&name);
+            assert_eq!(tally.false_negatives, 0, "{name}");
+        }
+    }
+}

@@ -1,0 +1,127 @@
+//! Freeform distance against the OpenCASCADE oracles in `shared/data/nurbs` (pairs.json and the
+//! per-surface point queries).
+
+use std::path::{Path, PathBuf};
+
+use gprox_bvh::coons::{CoonsBvh, CoonsOptions};
+use gprox_geometry::freeform::reference::{load_pairs, load_surface_reference};
+use gprox_geometry::freeform::{apply_pose, load_nurbs_json, NurbsSurface};
+use gprox_query::freeform::{
+    freeform_distance, point_surface_distance, DistanceOptions, FreeformObject,
+};
+
+fn data_dir() -> Option<PathBuf> {
+    let d = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/nurbs");
+    if d.is_dir() {
+        Some(d)
+    } else {
+        eprintln!("note: {} is absent; skipping", d.display());
+        None
+    }
+}
+
+#[test]
+fn pairs_bracket_the_reference_distance() {
+    let Some(dir) = data_dir() else { return };
+    let pairs = load_pairs(dir.join("pairs.json")).unwrap();
+    assert!(pairs.len() >= 9);
+    let tol = 1e-6;
+    for pr in pairs {
+        let name = &pr.name;
+        let sa: Vec<NurbsSurface> = vec![load_nurbs_json(dir.join(&pr.surface_a)).unwrap()];
+        let sb: Vec<NurbsSurface> = vec![load_nurbs_json(dir.join(&pr.surface_b)).unwrap()];
+        let opts = CoonsOptions {
+            epsilon: 1e-4,
+            ..Default::default()
+        };
+        let (ba, bb) = (
+            CoonsBvh::build(&sa, &opts).unwrap(),
+            CoonsBvh::build(&sb, &opts).unwrap(),
+        );
+        let a = FreeformObject {
+            surfaces: &sa,
+            bvh: &ba,
+            pose: pr.pose_a,
+        };
+        let b = FreeformObject {
+            surfaces: &sb,
+            bvh: &bb,
+            pose: pr.pose_b,
+        };
+        let t = std::time::Instant::now();
+        let d = freeform_distance(
+            &a,
+            &b,
+            &DistanceOptions {
+                tolerance: tol,
+                ..Default::default()
+            },
+        );
+        let want = pr.min_distance;
+        println!(
+            "{name}: ref {want:.12} got [{:.12}, {:.12}] pairs {} in {:.3}s",
+            d.lower,
+            d.upper,
+            d.pairs_tested,
+            t.elapsed().as_secs_f64()
+        );
+        assert!(d.converged, "{name}: not converged");
+        assert!(d.upper - d.lower <= tol);
+        // OCCT's own result carries ~1e-9 of numerical error.
+        assert!(
+            d.lower <= want + 1e-9 && want <= d.upper + 1e-9,
+            "{name}: {want} not in [{}, {}]",
+            d.lower,
+            d.upper
+        );
+        // The closest points are surface points at the reported parameters, `distance` apart.
+        let pa = apply_pose(&a.pose, sa[d.surface_a as usize].point(d.uv_a.0, d.uv_a.1));
+        let pb = apply_pose(&b.pose, sb[d.surface_b as usize].point(d.uv_b.0, d.uv_b.1));
+        assert!(
+            pa.distance(d.point_a) <= 1e-12 && pb.distance(d.point_b) <= 1e-12,
+            "{name}"
+        );
+        assert!((d.point_a.distance(d.point_b) - d.distance).abs() <= 1e-12);
+        // For the separated pairs with a unique solution, the points match OCCT's.
+        if pr.solutions.len() == 1 && want > 1e-2 {
+            let (ra, rb) = pr.solutions[0];
+            assert!(
+                d.point_a.distance(ra) < 1e-2 && d.point_b.distance(rb) < 1e-2,
+                "{name}: far from OCCT's points"
+            );
+        }
+    }
+}
+
+#[test]
+fn point_queries_match_reference() {
+    let Some(dir) = data_dir() else { return };
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .filter(|p| {
+            !matches!(
+                p.file_name().and_then(|n| n.to_str()),
+                Some("pairs.json" | "index.json")
+            )
+        })
+        .collect();
+    files.sort();
+    for f in files {
+        let s = load_nurbs_json(&f).unwrap();
+        let (_, queries) = load_surface_reference(&f).unwrap();
+        for (k, q) in queries.iter().enumerate() {
+            let (p, want) = (q.query, q.distance);
+            let r = point_surface_distance(&s, p, 1e-9, 2_000_000);
+            assert!(
+                r.lower <= want + 1e-9 && want <= r.distance + 1e-9 && r.distance - r.lower <= 1e-9,
+                "{}: query {k}: ref {want} got [{}, {}]",
+                f.display(),
+                r.lower,
+                r.distance
+            );
+            assert!((s.point(r.uv.0, r.uv.1) - r.point).length() < 1e-12);
+        }
+    }
+}

@@ -1,0 +1,315 @@
+// Balanced BVTT traversal: gProximity's lightweight work balancing (Lauterbach, Mo & Manocha 2010,
+// §3.3), for inter-object collision, self-collision and CCD candidates.
+//
+// * gprox_balance_traverse: one persistent task per block. The task's work queue is a bag of node
+//   pairs: a shared-memory part (`local_capacity` items) that overflows into the task's own region
+//   of global memory (`task_capacity` items in all). Each step pops up to blockDim items from the
+//   shared part (refilled from the region when it runs dry), one per thread; every thread tests
+//   the child pairs of its item and pushes the overlapping ones back (atomic on the shared queue
+//   size; past `local_capacity` atomic on the region's size: "spilled"). Leaf pairs go to the
+//   result buffer through a global atomic counter that keeps counting past its capacity. A step
+//   is only taken when its worst case (every item pushes 4 children, net +3 each) fits the queue,
+//   so no work is ever dropped: a queue that cannot take a step is "full". A task whose queue is
+//   empty or full adds one to the single global idle counter; after every step a task compares
+//   that counter with `idle_limit`. Empty, full or above the limit, it writes its shared items
+//   back to its region and exits.
+// * gprox_balance_scan (one block): exclusive prefix sum of the queue sizes, the total that is
+//   left, the even share of every task, and the idle counter reset for the next round.
+// * gprox_balance_spread: every remaining item moves to its task in the even distribution.
+// The host relaunches traverse → scan → spread until nothing is left (kernels/src/balance.rs).
+//
+// Work items: (x, y) = node x of A against node y of B, already known to pass the node test
+// (only the root pair is pushed untested). In self mode A == B and (x, x) stands for node x
+// against itself: its children against themselves and the two children against each other
+// (Greß §6.2); other items keep x in the left subtree of the pair's common ancestor, so leaf
+// pairs come out in the same orientation as the CPU's `self_leaves`.
+#include "gprox/common.cuh"
+#include "gprox/params.cuh"
+
+namespace gprox {
+/// Box `i` of a box array with `stride` bytes between boxes.
+__device__ __forceinline__ const Aabb& box_at(uint64_t base, uint32_t stride, uint32_t i) {
+  return *dev_ptr<const Aabb>(base + static_cast<uint64_t>(i) * stride);
+}
+
+/// The node-pair test: closed boxes overlap, or in DUAL mode: not separated on one axis in the
+/// same order at both ends (gprox_query's `boxes_separated_both_ends`, negated).
+__device__ __forceinline__ bool pair_passes(const BalanceTraverseParams& p, uint32_t x,
+                                            uint32_t y) {
+  const Aabb& a0 = box_at(p.boxes_a0, p.box_stride, x);
+  const Aabb& b0 = box_at(p.boxes_b0, p.box_stride, y);
+  if ((p.flags & GPROX_BALANCE_DUAL) == 0) return overlaps(a0, b0);
+  const Aabb& a1 = box_at(p.boxes_a1, p.box_stride, x);
+  const Aabb& b1 = box_at(p.boxes_b1, p.box_stride, y);
+  for (int k = 0; k < 3; ++k) {
+    if ((a0.min[k] > b0.max[k] && a1.min[k] > b1.max[k]) ||
+        (a0.max[k] < b0.min[k] && a1.max[k] < b1.min[k])) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/// Whether two faces share a vertex index.
+__device__ __forceinline__ bool faces_share_vertex(const uint32_t* faces, uint32_t f, uint32_t g) {
+  const uint32_t* a = faces + 3 * static_cast<size_t>(f);
+  const uint32_t* b = faces + 3 * static_cast<size_t>(g);
+  for (int i = 0; i < 3; ++i) {
+    if (a[i] == b[0] || a[i] == b[1] || a[i] == b[2]) return true;
+  }
+  return false;
+}
+
+/// One task's queue as seen by one thread: the shared part, its size, and the global region.
+struct TaskQueue {
+  uint32_t* local;         ///< shared: 2 * local_capacity
+  uint32_t* local_count;   ///< shared
+  uint32_t* region;        ///< global: 2 * task_capacity
+  uint32_t* region_count;  ///< shared mirror of the region's size
+  uint32_t* spilled;       ///< shared: items pushed into the region this launch
+  uint32_t local_capacity;
+
+  /// Pushes (x, y): into shared memory while it has room, else into the region. The caller
+  /// guarantees the region has room (a step is only taken when its worst case fits).
+  __device__ __forceinline__ void push(uint32_t x, uint32_t y) const {
+    const uint32_t at = atomicAdd(local_count, 1u);
+    if (at < local_capacity) {
+      local[2 * at] = x;
+      local[2 * at + 1] = y;
+      return;
+    }
+    const uint32_t g = atomicAdd(region_count, 1u);
+    region[2 * static_cast<size_t>(g)] = x;
+    region[2 * static_cast<size_t>(g) + 1] = y;
+    atomicAdd(spilled, 1u);
+  }
+};
+
+/// Tests the child pair (x, y): emits a leaf pair, or pushes an internal one.
+__device__ __forceinline__ void visit(const BalanceTraverseParams& p, const TaskQueue& q,
+                                      uint32_t x, uint32_t y) {
+  if (!pair_passes(p, x, y)) return;
+  if (x < p.first_leaf_a || y < p.first_leaf_b) {
+    q.push(x, y);
+    return;
+  }
+  const uint32_t fa = dev_ptr<const BvhNode>(p.nodes_a)[x].left;
+  const uint32_t fb = dev_ptr<const BvhNode>(p.nodes_b)[y].left;
+  if ((p.flags & GPROX_BALANCE_SKIP_ADJACENT) != 0 &&
+      faces_share_vertex(dev_ptr<const uint32_t>(p.faces), fa, fb)) {
+    return;
+  }
+  uint32_t* counters = dev_ptr<uint32_t>(p.counters);
+  const uint32_t at = atomicAdd(&counters[GPROX_BC_RESULTS], 1u);
+  if (at < p.result_capacity) {
+    uint32_t* results = dev_ptr<uint32_t>(p.results);
+    results[2 * static_cast<size_t>(at)] = fa;
+    results[2 * static_cast<size_t>(at) + 1] = fb;
+  }
+}
+
+/// Expands one work item (at most 4 pushes).
+__device__ __forceinline__ void expand(const BalanceTraverseParams& p, const TaskQueue& q,
+                                       uint32_t x, uint32_t y) {
+  const BvhNode* na = dev_ptr<const BvhNode>(p.nodes_a);
+  const BvhNode* nb = dev_ptr<const BvhNode>(p.nodes_b);
+  const bool x_leaf = x >= p.first_leaf_a;
+  const bool y_leaf = y >= p.first_leaf_b;
+  if ((p.flags & GPROX_BALANCE_SELF) != 0 && x == y) {
+    if (x_leaf) return;
+    const uint32_t l = na[x].left, r = na[x].right;
+    if (l < p.first_leaf_a) q.push(l, l);
+    if (r < p.first_leaf_a) q.push(r, r);
+    visit(p, q, l, r);
+    return;
+  }
+  if (x_leaf && y_leaf) {
+    visit(p, q, x, y);  // only the root pair of two one-face meshes gets here
+  } else if (x_leaf) {
+    visit(p, q, x, nb[y].left);
+    visit(p, q, x, nb[y].right);
+  } else if (y_leaf) {
+    visit(p, q, na[x].left, y);
+    visit(p, q, na[x].right, y);
+  } else {
+    const uint32_t xl = na[x].left, xr = na[x].right, yl = nb[y].left, yr = nb[y].right;
+    visit(p, q, xl, yl);
+    visit(p, q, xl, yr);
+    visit(p, q, xr, yl);
+    visit(p, q, xr, yr);
+  }
+}
+
+/// Task states of a step.
+#define GPROX_TASK_RUN 0u
+#define GPROX_TASK_EMPTY 1u
+#define GPROX_TASK_FULL 2u
+#define GPROX_TASK_THRESHOLD 3u
+}  // namespace gprox
+
+using namespace gprox;
+
+GPROX_KERNEL(gprox_balance_traverse, BalanceTraverseParams) {
+  __shared__ uint32_t s_queue[2 * GPROX_BALANCE_MAX_LOCAL];
+  __shared__ uint32_t s_local, s_global, s_spilled, s_processed;
+  __shared__ uint32_t s_take, s_top, s_refill, s_refill_from, s_state, s_stop;
+  const uint32_t tid = threadIdx.x;
+  const uint32_t task = blockIdx.x;
+  uint32_t* counters = dev_ptr<uint32_t>(p.counters);
+  uint32_t* region = dev_ptr<uint32_t>(p.work) + 2 * static_cast<size_t>(task) * p.task_capacity;
+  const uint32_t local_capacity =
+      p.local_capacity < GPROX_BALANCE_MAX_LOCAL ? p.local_capacity : GPROX_BALANCE_MAX_LOCAL;
+  if (tid == 0) {
+    s_local = 0;
+    s_global = dev_ptr<const uint32_t>(p.counts)[task];
+    s_spilled = 0;
+    s_processed = 0;
+  }
+  __syncthreads();
+  const TaskQueue q{s_queue, &s_local, region, &s_global, &s_spilled, local_capacity};
+  // Shared decisions are written by thread 0 and read by all after a barrier; each variable is
+  // written again only after a later barrier every thread has passed since reading it.
+  uint32_t reason = GPROX_TASK_RUN;
+  for (;;) {
+    if (tid == 0) {
+      uint32_t l = s_local, g = s_global;
+      uint32_t refill = 0;
+      if (l == 0 && g > 0) {
+        refill = g < local_capacity ? g : local_capacity;
+        g -= refill;
+      }
+      s_refill = refill;
+      s_refill_from = g;
+      l += refill;
+      const uint32_t total = l + g;
+      // Worst case of a step: every item pushes 4 children (net +3).
+      const uint32_t room = p.task_capacity > total ? (p.task_capacity - total) / 3 : 0;
+      uint32_t k = l < blockDim.x ? l : blockDim.x;
+      if (k > room) k = room;
+      s_state = l == 0 ? GPROX_TASK_EMPTY : (k == 0 ? GPROX_TASK_FULL : GPROX_TASK_RUN);
+      s_take = k;
+      s_top = l;
+      s_global = g;
+      s_local = l - k;
+    }
+    __syncthreads();
+    const uint32_t refill = s_refill, refill_from = s_refill_from, state = s_state;
+    const uint32_t k = s_take, top = s_top;
+    for (uint32_t i = tid; i < refill; i += blockDim.x) {
+      s_queue[2 * i] = region[2 * static_cast<size_t>(refill_from + i)];
+      s_queue[2 * i + 1] = region[2 * static_cast<size_t>(refill_from + i) + 1];
+    }
+    __syncthreads();
+    if (state != GPROX_TASK_RUN) {
+      reason = state;
+      break;
+    }
+    uint32_t x = 0, y = 0;
+    if (tid < k) {
+      const uint32_t at = top - k + tid;
+      x = s_queue[2 * at];
+      y = s_queue[2 * at + 1];
+    }
+    __syncthreads();  // every item is read before pushes overwrite its slot
+    if (tid < k) expand(p, q, x, y);
+    __syncthreads();
+    if (tid == 0) {
+      if (s_local > local_capacity) s_local = local_capacity;
+      s_processed += k;
+      s_stop = atomicAdd(&counters[GPROX_BC_IDLE], 0u) > p.idle_limit ? 1u : 0u;
+    }
+    __syncthreads();
+    if (s_stop != 0) {
+      reason = GPROX_TASK_THRESHOLD;
+      break;
+    }
+  }
+  // Write the shared items back behind the region's own.
+  const uint32_t l = s_local, g = s_global;
+  for (uint32_t i = tid; i < l; i += blockDim.x) {
+    region[2 * static_cast<size_t>(g + i)] = s_queue[2 * i];
+    region[2 * static_cast<size_t>(g + i) + 1] = s_queue[2 * i + 1];
+  }
+  if (tid == 0) {
+    dev_ptr<uint32_t>(p.counts)[task] = g + l;
+    if (reason == GPROX_TASK_EMPTY || reason == GPROX_TASK_FULL) {
+      atomicAdd(&counters[GPROX_BC_IDLE], 1u);
+    }
+    const uint32_t which = reason == GPROX_TASK_EMPTY  ? GPROX_BC_EMPTY
+                           : reason == GPROX_TASK_FULL ? GPROX_BC_FULL
+                                                       : GPROX_BC_THRESHOLD;
+    atomicAdd(&counters[which], 1u);
+    atomicAdd(&counters[GPROX_BC_SPILLED], s_spilled);
+    atomicAdd(&counters[GPROX_BC_PROCESSED], s_processed);
+  }
+}
+GPROX_KERNEL_EXPORT(gprox_balance_traverse, BalanceTraverseParams)
+
+GPROX_KERNEL(gprox_balance_scan, BalanceScanParams) {
+  __shared__ uint32_t s_sums[GPROX_MAX_BLOCK];
+  __shared__ uint32_t s_carry;
+  const uint32_t tid = threadIdx.x;
+  const uint32_t* counts_in = dev_ptr<const uint32_t>(p.counts_in);
+  uint32_t* offsets = dev_ptr<uint32_t>(p.offsets);
+  if (tid == 0) s_carry = 0;
+  __syncthreads();
+  // Exclusive scan, one block-wide chunk at a time (Hillis–Steele in shared memory).
+  for (uint32_t base = 0; base < p.tasks; base += blockDim.x) {
+    const uint32_t i = base + tid;
+    const uint32_t v = i < p.tasks ? counts_in[i] : 0u;
+    s_sums[tid] = v;
+    __syncthreads();
+    for (uint32_t d = 1; d < blockDim.x; d *= 2) {
+      const uint32_t add = tid >= d ? s_sums[tid - d] : 0u;
+      __syncthreads();
+      s_sums[tid] += add;
+      __syncthreads();
+    }
+    const uint32_t carry = s_carry;
+    if (i < p.tasks) offsets[i] = carry + s_sums[tid] - v;
+    __syncthreads();
+    if (tid == blockDim.x - 1) s_carry = carry + s_sums[tid];
+    __syncthreads();
+  }
+  const uint32_t total = s_carry;
+  if (tid == 0) {
+    offsets[p.tasks] = total;
+    uint32_t* counters = dev_ptr<uint32_t>(p.counters);
+    counters[GPROX_BC_REMAINING] = total;
+    counters[GPROX_BC_IDLE] = 0;
+  }
+  // Task d's share: items [d * total / tasks, (d + 1) * total / tasks).
+  uint32_t* counts_out = dev_ptr<uint32_t>(p.counts_out);
+  for (uint32_t d = tid; d < p.tasks; d += blockDim.x) {
+    const uint64_t lo = static_cast<uint64_t>(d) * total / p.tasks;
+    const uint64_t hi = static_cast<uint64_t>(d + 1) * total / p.tasks;
+    counts_out[d] = static_cast<uint32_t>(hi - lo);
+  }
+}
+GPROX_KERNEL_EXPORT(gprox_balance_scan, BalanceScanParams)
+
+GPROX_KERNEL(gprox_balance_spread, BalanceSpreadParams) {
+  const uint32_t j = global_thread();
+  if (j >= p.total) return;
+  const uint32_t* offsets = dev_ptr<const uint32_t>(p.offsets);
+  // Source task: the last s with offsets[s] <= j (empty tasks repeat an offset).
+  uint32_t lo = 0, hi = p.tasks;  // offsets[lo] <= j < offsets[hi]
+  while (hi - lo > 1) {
+    const uint32_t mid = lo + (hi - lo) / 2;
+    if (offsets[mid] <= j) {
+      lo = mid;
+    } else {
+      hi = mid;
+    }
+  }
+  const size_t src = static_cast<size_t>(lo) * p.stride_in + (j - offsets[lo]);
+  // Destination task: d = ceil((j + 1) * tasks / total) - 1, whose share starts at d*total/tasks.
+  const uint64_t d = (static_cast<uint64_t>(j + 1) * p.tasks - 1) / p.total;
+  const uint64_t start = d * p.total / p.tasks;
+  const size_t dst = static_cast<size_t>(d) * p.stride_out + static_cast<size_t>(j - start);
+  const uint32_t* in = dev_ptr<const uint32_t>(p.work_in);
+  uint32_t* out = dev_ptr<uint32_t>(p.work_out);
+  out[2 * dst] = in[2 * src];
+  out[2 * dst + 1] = in[2 * src + 1];
+}
+GPROX_KERNEL_EXPORT(gprox_balance_spread, BalanceSpreadParams)

@@ -1,0 +1,195 @@
+// Kernel parameter structs: one `#[repr(C)]` struct per kernel, passed by value, pointers as u64
+// device addresses. Mirrored field for field by kernels/src/params.rs (layout test in
+// kernels/tests/layout.rs).
+#pragma once
+#include "gprox/layout.cuh"
+
+namespace gprox {
+/// Largest radix-sort tile (elements per block) the scatter kernel's shared memory holds.
+#define GPROX_RADIX_MAX_TILE 4096
+/// Buckets of one radix pass (8-bit digits).
+#define GPROX_RADIX_BUCKETS 256
+
+/// gprox_prim_boxes: f32 box of every face.
+struct PrimBoxesParams {
+  uint64_t positions;  ///< const float[3 * vertices]
+  uint64_t faces;      ///< const uint32_t[3 * count]
+  uint64_t boxes;      ///< Aabb[count] (out)
+  uint32_t count;      ///< faces
+  uint32_t pad;
+};
+
+/// gprox_reduce_bounds: per-block box of `count` boxes (or of their centroids).
+struct ReduceBoundsParams {
+  uint64_t input;      ///< const Aabb[count]
+  uint64_t output;     ///< Aabb[gridDim.x] (out)
+  uint32_t count;      ///< input boxes
+  uint32_t centroids;  ///< 1: reduce the centroids of the boxes, 0: the boxes
+};
+
+/// gprox_morton_codes: 63-bit codes of the box centroids in the scene box.
+struct MortonParams {
+  uint64_t boxes;    ///< const Aabb[count]
+  uint64_t scene;    ///< const Aabb[1]: box of the centroids
+  uint64_t codes;    ///< uint64_t[count] (out)
+  uint64_t indices;  ///< uint32_t[count] (out): 0..count
+  uint32_t count;
+  uint32_t pad;
+};
+
+/// gprox_radix_histogram / gprox_radix_scan / gprox_radix_scatter: one 8-bit LSD pass.
+struct RadixParams {
+  uint64_t keys_in;     ///< const uint64_t[count]
+  uint64_t values_in;   ///< const uint32_t[count]
+  uint64_t keys_out;    ///< uint64_t[count] (out)
+  uint64_t values_out;  ///< uint32_t[count] (out)
+  uint64_t histogram;   ///< uint32_t[256 * tiles], digit-major
+  uint32_t count;       ///< elements
+  uint32_t shift;       ///< bit offset of the digit
+  uint32_t tile;        ///< elements per block (<= GPROX_RADIX_MAX_TILE)
+  uint32_t tiles;       ///< blocks = ceil(count / tile)
+};
+
+/// gprox_hierarchy: Karras 2012 topology over sorted codes.
+struct HierarchyParams {
+  uint64_t codes;    ///< const uint64_t[count], sorted
+  uint64_t order;    ///< const uint32_t[count]: primitive of each sorted slot
+  uint64_t nodes;    ///< BvhNode[2 * count - 1] (out)
+  uint64_t parents;  ///< uint32_t[2 * count - 1] (out)
+  uint32_t count;
+  uint32_t pad;
+};
+
+/// gprox_refit: bottom-up boxes, one thread per leaf, atomic visit flags.
+struct RefitParams {
+  uint64_t nodes;    ///< BvhNode[2 * count - 1] (in/out)
+  uint64_t parents;  ///< const uint32_t[2 * count - 1]
+  uint64_t boxes;    ///< const Aabb[primitives]: leaf boxes by primitive
+  uint64_t flags;    ///< uint32_t[count - 1], zeroed before the launch
+  uint32_t count;    ///< leaves
+  uint32_t pad;
+};
+
+/// gprox_world_boxes: conservative world-space f32 box of every node under a pose.
+struct WorldBoxesParams {
+  Pose64 pose;
+  uint64_t nodes;  ///< const BvhNode[count]
+  uint64_t boxes;  ///< Aabb[count] (out)
+  double margin;   ///< half the query margin, added on every side (>= 0)
+  uint32_t count;  ///< nodes
+  uint32_t pad;
+};
+
+/// gprox_collide: BVTT traversal of two trees' world boxes from a front of node pairs.
+struct CollideParams {
+  uint64_t nodes_a;     ///< const BvhNode[]
+  uint64_t nodes_b;     ///< const BvhNode[]
+  uint64_t boxes_a;     ///< const Aabb[]: world boxes of A's nodes
+  uint64_t boxes_b;     ///< const Aabb[]: world boxes of B's nodes
+  uint64_t front_in;    ///< const uint32_t[2 * front_count]: node pairs to start from
+  uint64_t front_out;   ///< uint32_t[2 * front_capacity] (out): pairs left for the next launch
+  uint64_t pairs;       ///< uint32_t[2 * pair_capacity] (out): candidate (face a, face b)
+  uint64_t counters;    ///< uint32_t[2]: [0] pairs needed (cumulative), [1] front needed
+  uint32_t front_count;
+  uint32_t front_capacity;
+  uint32_t pair_capacity;
+  uint32_t depth_first;  ///< 0: expand one level into front_out; 1: descend with a local stack
+};
+
+/// gprox_tri_pair: filtered exact-sign triangle test of every candidate pair.
+struct TriPairParams {
+  Pose64 pose_a;
+  Pose64 pose_b;
+  uint64_t positions_a;  ///< const float[3 * vertices]
+  uint64_t faces_a;      ///< const uint32_t[3 * faces]
+  uint64_t positions_b;
+  uint64_t faces_b;
+  uint64_t pairs;   ///< const uint32_t[2 * count]: (face a, face b)
+  uint64_t status;  ///< uint32_t[count] (out): GPROX_TRI_*
+  uint32_t count;
+  uint32_t pad;
+};
+/// Balanced traversal (balance.cu): capacity of the shared-memory queue of one task, in node pairs.
+#define GPROX_BALANCE_MAX_LOCAL 1024
+/// Balanced traversal: entries of the counters array.
+#define GPROX_BALANCE_COUNTERS 8
+/// counters[]: leaf pairs found (cumulative, counts past the capacity).
+#define GPROX_BC_RESULTS 0
+/// counters[]: tasks that ran empty or full in this round (the one global idle counter).
+#define GPROX_BC_IDLE 1
+/// counters[]: work items left after the round (written by gprox_balance_scan).
+#define GPROX_BC_REMAINING 2
+/// counters[]: items pushed past the shared-memory queue into global memory (cumulative).
+#define GPROX_BC_SPILLED 3
+/// counters[]: task exits because the queue was full (cumulative).
+#define GPROX_BC_FULL 4
+/// counters[]: task exits because the idle count passed the threshold (cumulative).
+#define GPROX_BC_THRESHOLD 5
+/// counters[]: node pairs expanded (cumulative).
+#define GPROX_BC_PROCESSED 6
+/// counters[]: task exits because the queue ran empty (cumulative).
+#define GPROX_BC_EMPTY 7
+/// BalanceTraverseParams::flags: one tree against itself (node pair (i, i) = node i vs itself).
+#define GPROX_BALANCE_SELF 1u
+/// BalanceTraverseParams::flags: two boxes per node (t = 0 and t = 1); pairs are pruned only when
+/// separated on one axis, in the same order, at both ends (CCD).
+#define GPROX_BALANCE_DUAL 2u
+/// BalanceTraverseParams::flags: drop leaf pairs whose faces share a vertex (`faces` is set).
+#define GPROX_BALANCE_SKIP_ADJACENT 4u
+
+/// gprox_balance_traverse: persistent tasks (one per block) traversing the BVTT from their own
+/// work queues (gProximity §3.3).
+struct BalanceTraverseParams {
+  uint64_t nodes_a;   ///< const BvhNode[]
+  uint64_t nodes_b;   ///< const BvhNode[] (== nodes_a in self mode)
+  uint64_t boxes_a0;  ///< box of A's node i at byte offset i * box_stride
+  uint64_t boxes_a1;  ///< second box of A's nodes (DUAL), else unused
+  uint64_t boxes_b0;  ///< boxes of B's nodes
+  uint64_t boxes_b1;  ///< second boxes of B's nodes (DUAL)
+  uint64_t faces;     ///< const uint32_t[3 * faces] (SKIP_ADJACENT), else 0
+  uint64_t work;      ///< uint32_t[2 * tasks * task_capacity]: each task's queue region (in/out)
+  uint64_t counts;    ///< uint32_t[tasks]: items in each region (in/out)
+  uint64_t results;   ///< uint32_t[2 * result_capacity] (out): (face a, face b)
+  uint64_t counters;  ///< uint32_t[GPROX_BALANCE_COUNTERS]
+  uint32_t task_capacity;    ///< most items one task's queue holds (shared + global)
+  uint32_t local_capacity;   ///< shared-memory queue size (1..=GPROX_BALANCE_MAX_LOCAL)
+  uint32_t result_capacity;  ///< pairs `results` holds
+  uint32_t idle_limit;       ///< a task leaves when the idle count exceeds this
+  uint32_t box_stride;       ///< bytes between consecutive boxes (24: Aabb[], 32: BvhNode[])
+  uint32_t first_leaf_a;     ///< node index of A's first leaf (n - 1)
+  uint32_t first_leaf_b;     ///< node index of B's first leaf
+  uint32_t flags;            ///< GPROX_BALANCE_*
+};
+
+/// gprox_balance_scan (one block): prefix sum of the queue sizes and the even shares.
+struct BalanceScanParams {
+  uint64_t counts_in;   ///< const uint32_t[tasks]
+  uint64_t offsets;     ///< uint32_t[tasks + 1] (out): exclusive prefix sum
+  uint64_t counts_out;  ///< uint32_t[tasks] (out): share of each task
+  uint64_t counters;    ///< uint32_t[GPROX_BALANCE_COUNTERS]: REMAINING written, IDLE reset
+  uint32_t tasks;
+  uint32_t pad;
+};
+
+/// gprox_balance_spread: moves every remaining item to its task's even share.
+struct BalanceSpreadParams {
+  uint64_t work_in;   ///< const uint32_t[2 * tasks * stride_in]
+  uint64_t offsets;   ///< const uint32_t[tasks + 1]
+  uint64_t work_out;  ///< uint32_t[2 * tasks * stride_out] (out)
+  uint32_t tasks;
+  uint32_t total;       ///< items (offsets[tasks])
+  uint32_t stride_in;   ///< capacity of an input region
+  uint32_t stride_out;  ///< capacity of an output region
+};
+/// gprox_selftest_warp: checks of the portability layer.
+struct SelftestParams {
+  uint64_t out;    ///< uint32_t[5 * count] (out)
+  uint32_t count;  ///< threads (grid * block, whole warps)
+  uint32_t pad;
+};
+
+/// Results of gprox_tri_pair.
+#define GPROX_TRI_SEPARATE 0u
+#define GPROX_TRI_INTERSECT 1u
+#define GPROX_TRI_UNDECIDED 2u
+}  // namespace gprox

@@ -1,0 +1,397 @@
+//! Mesh–mesh collision on the device: world boxes of both trees, a BVTT traversal producing
+//! candidate face pairs, the filtered triangle-pair kernel, and the exact host test for the pairs
+//! the filters cannot decide. The CPU twin is `gprox_query::collide::collide_all`; the results
+//! are the same sets.
+//!
+//! Capacity is never a silent limit: the traversal kernel counts every pair it wanted to write;
+//! when a front or the candidate buffer overflows, the host grows the buffer to the needed size
+//! and reruns (a front launch is simply repeated; a candidate overflow reruns the traversal).
+
+use gprox_bvh::{Aabb, Bvh, BvhNode};
+use gprox_geometry::transform::{transform_triangle, Pose64};
+use gprox_geometry::tri_distance::triangle_distance;
+use gprox_geometry::tri_tri::triangles_intersect;
+use gprox_geometry::TriMesh;
+
+use crate::balance::{BalanceOptions, BalanceStats, Traversal, AABB_STRIDE};
+use crate::device::{Device, DeviceBuffer};
+use crate::error::{CudaError, Result};
+use crate::kernel::Kernel;
+use crate::lbvh::{validate_bvh, DeviceMesh};
+use crate::params::{CollideParams, TriPairParams, WorldBoxesParams, TRI_INTERSECT, TRI_UNDECIDED};
+
+/// One side of a collision query: a mesh, its BVH (from `gprox_bvh::lbvh::build` or
+/// [`Device::build_bvh`]) and its rigid pose. Mirrors `gprox_query::collide::CollisionObject`.
+#[derive(Clone, Copy, Debug)]
+pub struct CollisionObject<'a> {
+    /// The triangles (local coordinates).
+    pub mesh: &'a TriMesh,
+    /// The mesh's BVH.
+    pub bvh: &'a Bvh,
+    /// Local-to-world pose (world coordinates are `transform_point` in f64).
+    pub pose: Pose64,
+}
+
+/// Options of [`Device::collide_all`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GpuCollideOptions {
+    /// Pairs closer than this (world units, `>= 0`) count as colliding; 0 = touching or
+    /// intersecting only.
+    pub margin: f64,
+    /// Initial capacity (in pairs) of the candidate buffer and of the traversal fronts; the
+    /// buffers grow on demand, so this only trades memory against reruns (tests set it to 1 to
+    /// force the grow-and-rerun path).
+    pub initial_capacity: usize,
+}
+
+impl Default for GpuCollideOptions {
+    fn default() -> Self {
+        Self {
+            margin: 0.0,
+            initial_capacity: 1 << 14,
+        }
+    }
+}
+
+/// Checks one side of a query: a valid LBVH with one leaf per face, a finite pose; returns the
+/// number of leaves.
+fn check_object(o: &CollisionObject<'_>, side: &'static str) -> Result<u32> {
+    let faces = o.mesh.faces().len();
+    let n = validate_bvh(o.bvh, faces)?;
+    if n as usize != faces {
+        return Err(CudaError::InvalidBvh(format!(
+            "object {side}: the bvh has {n} leaves but the mesh has {faces} faces"
+        )));
+    }
+    if o.pose.rows.iter().flatten().any(|v| !v.is_finite()) {
+        return Err(CudaError::NonFinitePose { side });
+    }
+    Ok(n)
+}
+
+/// A node-pair buffer with its capacity in pairs.
+struct PairBuffer {
+    buf: DeviceBuffer<u32>,
+    capacity: usize,
+}
+
+impl Device {
+    /// Every pair `[face of a, face of b]` whose world triangles intersect (closed triangles;
+    /// touching counts), or lie within `opts.margin` of each other; sorted, no duplicates.
+    ///
+    /// ```
+    /// use gprox_cuda::{CollisionObject, Device, GpuCollideOptions};
+    /// use gprox_geometry::{glam::{Affine3A, Vec3}, transform::Pose64, TriMesh};
+    /// let tri = TriMesh::new(vec![Vec3::ZERO, Vec3::X, Vec3::Y], vec![[0, 1, 2]]).unwrap();
+    /// let bvh = gprox_bvh::lbvh::build(&tri);
+    /// let a = CollisionObject { mesh: &tri, bvh: &bvh, pose: Pose64::IDENTITY };
+    /// // The same triangle turned upright through the first one's interior.
+    /// let turn = Affine3A::from_rotation_x(1.0) * Affine3A::from_translation(Vec3::new(0.1, 0.1, -0.5));
+    /// let b = CollisionObject { pose: Pose64::from_affine(&turn), ..a };
+    /// let pairs = Device::emulated().collide_all(&a, &b, &GpuCollideOptions::default()).unwrap();
+    /// assert_eq!(pairs, vec![[0, 0]]);
+    /// ```
+    pub fn collide_all(
+        &self,
+        a: &CollisionObject<'_>,
+        b: &CollisionObject<'_>,
+        opts: &GpuCollideOptions,
+    ) -> Result<Vec<[u32; 2]>> {
+        let balance = BalanceOptions {
+            initial_result_capacity: opts.initial_capacity.max(1),
+            ..BalanceOptions::default()
+        };
+        Ok(self.collide_all_balanced(a, b, opts, &balance)?.0)
+    }
+
+    /// [`Device::collide_all`] with explicit tuning of the balanced traversal (gProximity
+    /// §3.3, [`crate::balance`]); also returns what the traversal did.
+    /// `opts.initial_capacity` is ignored (`balance.initial_result_capacity` sizes the results).
+    pub fn collide_all_balanced(
+        &self,
+        a: &CollisionObject<'_>,
+        b: &CollisionObject<'_>,
+        opts: &GpuCollideOptions,
+        balance: &BalanceOptions,
+    ) -> Result<(Vec<[u32; 2]>, BalanceStats)> {
+        if !(opts.margin >= 0.0 && opts.margin.is_finite()) {
+            return Err(CudaError::InvalidMargin(opts.margin));
+        }
+        let na = check_object(a, "a")?;
+        let nb = check_object(b, "b")?;
+        if na == 0 || nb == 0 {
+            return Ok((Vec::new(), BalanceStats::default()));
+        }
+        let nodes_a = self.upload(&a.bvh.nodes)?;
+        let nodes_b = self.upload(&b.bvh.nodes)?;
+        let boxes_a = self.world_boxes(&nodes_a, &a.pose, opts.margin * 0.5)?;
+        let boxes_b = self.world_boxes(&nodes_b, &b.pose, opts.margin * 0.5)?;
+        let t = Traversal {
+            nodes_a: nodes_a.device_ptr(),
+            nodes_b: nodes_b.device_ptr(),
+            boxes_a: [boxes_a.device_ptr(); 2],
+            boxes_b: [boxes_b.device_ptr(); 2],
+            box_stride: AABB_STRIDE,
+            leaves_a: na,
+            leaves_b: nb,
+            faces: 0,
+            flags: 0,
+        };
+        let (candidates, count, stats) = self.balanced_traverse(&t, balance)?;
+        Ok((self.finish_pairs(a, b, opts, &candidates, count)?, stats))
+    }
+
+    /// [`Device::collide_all`] through the simple traversal kernel (`collide.cu`: one thread
+    /// per front pair, no work balancing). Same results.
+    pub fn collide_all_simple(
+        &self,
+        a: &CollisionObject<'_>,
+        b: &CollisionObject<'_>,
+        opts: &GpuCollideOptions,
+    ) -> Result<Vec<[u32; 2]>> {
+        if !(opts.margin >= 0.0 && opts.margin.is_finite()) {
+            return Err(CudaError::InvalidMargin(opts.margin));
+        }
+        let na = check_object(a, "a")?;
+        let nb = check_object(b, "b")?;
+        if na == 0 || nb == 0 {
+            return Ok(Vec::new());
+        }
+        let nodes_a = self.upload(&a.bvh.nodes)?;
+        let nodes_b = self.upload(&b.bvh.nodes)?;
+        let boxes_a = self.world_boxes(&nodes_a, &a.pose, opts.margin * 0.5)?;
+        let boxes_b = self.world_boxes(&nodes_b, &b.pose, opts.margin * 0.5)?;
+        let (candidates, count) = self.traverse(
+            [&nodes_a, &nodes_b],
+            [&boxes_a, &boxes_b],
+            opts.initial_capacity.max(1),
+        )?;
+        self.finish_pairs(a, b, opts, &candidates, count)
+    }
+
+    /// Decides the `count` candidate pairs: the triangle-pair kernel, then the exact host test
+    /// for what it leaves undecided (or the distance test with a margin); sorted, deduplicated.
+    fn finish_pairs(
+        &self,
+        a: &CollisionObject<'_>,
+        b: &CollisionObject<'_>,
+        opts: &GpuCollideOptions,
+        candidates: &DeviceBuffer<u32>,
+        count: u32,
+    ) -> Result<Vec<[u32; 2]>> {
+        if count == 0 {
+            return Ok(Vec::new());
+        }
+        let pairs = candidates.download_prefix(2 * count as usize)?;
+        // Margin 0: the kernel's certified answers stand, undecided pairs get the exact test.
+        // Margin > 0: every candidate gets the CPU's distance test (no GPU distance kernel yet),
+        // so the kernel is skipped and every pair counts as undecided.
+        let status = if opts.margin > 0.0 {
+            vec![TRI_UNDECIDED; count as usize]
+        } else {
+            let mesh_a = self.upload_mesh(a.mesh)?;
+            let mesh_b = self.upload_mesh(b.mesh)?;
+            self.tri_pairs(&mesh_a, &a.pose, &mesh_b, &b.pose, candidates, count)?
+                .download_prefix(count as usize)?
+        };
+
+        let mut out: Vec<[u32; 2]> = Vec::new();
+        for (pair, &s) in pairs.chunks_exact(2).zip(&status) {
+            let world = || {
+                (
+                    transform_triangle(&a.pose, a.mesh.triangle(pair[0] as usize)),
+                    transform_triangle(&b.pose, b.mesh.triangle(pair[1] as usize)),
+                )
+            };
+            let keep = if opts.margin > 0.0 {
+                let (ta, tb) = world();
+                triangle_distance(&ta, &tb).distance <= opts.margin
+            } else if s == TRI_UNDECIDED {
+                let (ta, tb) = world();
+                triangles_intersect(&ta, &tb)
+            } else {
+                s == TRI_INTERSECT
+            };
+            if keep {
+                out.push([pair[0], pair[1]]);
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        Ok(out)
+    }
+
+    /// Runs the triangle-pair kernel on explicit `pairs` (face of `a`, face of `b`) and returns
+    /// one status per pair: [`crate::params::TRI_SEPARATE`], [`crate::params::TRI_INTERSECT`]
+    /// (both certified) or [`crate::params::TRI_UNDECIDED`]. For tests and diagnostics.
+    pub fn tri_pair_status(
+        &self,
+        a: &TriMesh,
+        pose_a: &Pose64,
+        b: &TriMesh,
+        pose_b: &Pose64,
+        pairs: &[[u32; 2]],
+    ) -> Result<Vec<u32>> {
+        for (i, p) in pairs.iter().enumerate() {
+            if p[0] as usize >= a.faces().len() || p[1] as usize >= b.faces().len() {
+                return Err(CudaError::InvalidPair { index: i, pair: *p });
+            }
+        }
+        let count = crate::lbvh::check_count("pairs", pairs.len())?;
+        if count == 0 {
+            return Ok(Vec::new());
+        }
+        let flat: &[u32] = bytemuck::cast_slice(pairs);
+        let buf = self.upload(flat)?;
+        let (ma, mb) = (self.upload_mesh(a)?, self.upload_mesh(b)?);
+        self.tri_pairs(&ma, pose_a, &mb, pose_b, &buf, count)?
+            .download()
+    }
+
+    /// Conservative world boxes of every node of a tree under `pose`, widened by `margin` (half
+    /// the query's margin: both sides are widened).
+    fn world_boxes(
+        &self,
+        nodes: &DeviceBuffer<BvhNode>,
+        pose: &Pose64,
+        margin: f64,
+    ) -> Result<DeviceBuffer<Aabb>> {
+        let n = nodes.len();
+        let boxes = self.alloc_zeros::<Aabb>(n)?;
+        let p = WorldBoxesParams {
+            pose: *pose,
+            nodes: nodes.device_ptr(),
+            boxes: boxes.device_ptr(),
+            margin,
+            count: n as u32,
+            pad: 0,
+        };
+        // SAFETY: nodes and boxes both hold n entries.
+        unsafe {
+            self.launch(
+                Kernel::WorldBoxes,
+                self.blocks_for(n),
+                self.block_size(),
+                &p,
+            )?
+        };
+        Ok(boxes)
+    }
+
+    /// The BVTT traversal from the root pair: candidate face pairs and their count.
+    fn traverse(
+        &self,
+        nodes: [&DeviceBuffer<BvhNode>; 2],
+        boxes: [&DeviceBuffer<Aabb>; 2],
+        initial_capacity: usize,
+    ) -> Result<(DeviceBuffer<u32>, u32)> {
+        // Fronts at least this large descend depth-first (one thread per pair, local stacks);
+        // smaller ones expand one level, to spread the work over more threads first.
+        let depth_first_from = self.block_size() as usize * if self.is_emulated() { 1 } else { 32 };
+        let mut pair_capacity = initial_capacity;
+        loop {
+            let pairs = self.alloc_zeros::<u32>(2 * pair_capacity)?;
+            let mut counters = self.alloc_zeros::<u32>(2)?;
+            let mut front_in = PairBuffer {
+                buf: self.upload(&[0u32, 0u32])?,
+                capacity: 1,
+            };
+            let mut front_count = 1usize;
+            let mut front_out = PairBuffer {
+                buf: self.alloc_zeros::<u32>(2 * initial_capacity)?,
+                capacity: initial_capacity,
+            };
+            let mut needed = 0u32;
+            while front_count > 0 {
+                let next = loop {
+                    counters.write(&[needed, 0])?;
+                    let p = CollideParams {
+                        nodes_a: nodes[0].device_ptr(),
+                        nodes_b: nodes[1].device_ptr(),
+                        boxes_a: boxes[0].device_ptr(),
+                        boxes_b: boxes[1].device_ptr(),
+                        front_in: front_in.buf.device_ptr(),
+                        front_out: front_out.buf.device_ptr(),
+                        pairs: pairs.device_ptr(),
+                        counters: counters.device_ptr(),
+                        front_count: front_count as u32,
+                        front_capacity: front_out.capacity as u32,
+                        pair_capacity: pair_capacity as u32,
+                        depth_first: (front_count >= depth_first_from) as u32,
+                    };
+                    // SAFETY: node/box buffers cover both trees (validated), the fronts and the
+                    // pair buffer hold their capacities, counters 2 entries.
+                    unsafe {
+                        self.launch(
+                            Kernel::Collide,
+                            self.blocks_for(front_count),
+                            self.block_size(),
+                            &p,
+                        )?
+                    };
+                    let c = counters.download()?;
+                    if c[0] < needed {
+                        return Err(CudaError::TooLarge {
+                            what: "candidate pairs",
+                            count: u32::MAX as usize + 1,
+                            max: u32::MAX as usize,
+                        });
+                    }
+                    if c[1] as usize > front_out.capacity {
+                        // The front overflowed: grow it and repeat this launch from the same
+                        // counters (the pairs it wrote are written again at the same places).
+                        front_out = PairBuffer {
+                            buf: self.alloc_zeros::<u32>(2 * c[1] as usize)?,
+                            capacity: c[1] as usize,
+                        };
+                        continue;
+                    }
+                    needed = c[0];
+                    break c[1] as usize;
+                };
+                std::mem::swap(&mut front_in, &mut front_out);
+                front_count = next;
+            }
+            if needed as usize <= pair_capacity {
+                return Ok((pairs, needed));
+            }
+            // The candidate buffer overflowed: rerun with the size the kernel counted.
+            pair_capacity = needed as usize;
+        }
+    }
+
+    /// Runs the triangle-pair kernel over `count` candidate pairs; one status per pair.
+    pub(crate) fn tri_pairs(
+        &self,
+        a: &DeviceMesh,
+        pose_a: &Pose64,
+        b: &DeviceMesh,
+        pose_b: &Pose64,
+        pairs: &DeviceBuffer<u32>,
+        count: u32,
+    ) -> Result<DeviceBuffer<u32>> {
+        let status = self.alloc_zeros::<u32>(count as usize)?;
+        let p = TriPairParams {
+            pose_a: *pose_a,
+            pose_b: *pose_b,
+            positions_a: a.positions.device_ptr(),
+            faces_a: a.faces.device_ptr(),
+            positions_b: b.positions.device_ptr(),
+            faces_b: b.faces.device_ptr(),
+            pairs: pairs.device_ptr(),
+            status: status.device_ptr(),
+            count,
+            pad: 0,
+        };
+        // SAFETY: pairs holds `count` face pairs of the two uploaded meshes, status `count`.
+        unsafe {
+            self.launch(
+                Kernel::TriPair,
+                self.blocks_for(count as usize),
+                self.block_size(),
+                &p,
+            )?
+        };
+        Ok(status)
+    }
+}

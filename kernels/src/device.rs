@@ -1,0 +1,307 @@
+//! [`Device`]: where kernels run (a CUDA GPU through cudarc, or the host emulator), device
+//! buffers and launches.
+
+use std::marker::PhantomData;
+use std::ptr::NonNull;
+use std::sync::Arc;
+
+use bytemuck::Pod;
+
+use crate::cuda::CudaBackend;
+use crate::error::{CudaError, Result};
+use crate::kernel::Kernel;
+use crate::params::KernelParams;
+
+/// Most threads per block any kernel is written for (`GPROX_MAX_BLOCK` in `common.cuh`, the
+/// kernels' `__launch_bounds__`).
+pub const MAX_BLOCK: u32 = 256;
+
+/// A device the kernels run on: a CUDA GPU, or the host emulator (the same CUDA C++ compiled
+/// for the CPU, one OS thread per CUDA thread). Cheap to clone.
+///
+/// ```
+/// use gprox_cuda::Device;
+/// let device = Device::emulated();
+/// assert!(device.is_emulated());
+/// // Without a driver (or without device code) this is a typed error, never a panic.
+/// if let Err(e) = Device::cuda(0) {
+///     println!("no GPU: {e}");
+/// }
+/// ```
+#[derive(Clone)]
+pub struct Device {
+    backend: Backend,
+}
+
+#[derive(Clone)]
+enum Backend {
+    Emulated,
+    Cuda(Arc<CudaBackend>),
+}
+
+impl std::fmt::Debug for Device {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.backend {
+            Backend::Emulated => f.write_str("Device::Emulated"),
+            Backend::Cuda(c) => write!(f, "Device::Cuda({})", c.index()),
+        }
+    }
+}
+
+impl Device {
+    /// The host emulator: always available.
+    pub fn emulated() -> Self {
+        Self {
+            backend: Backend::Emulated,
+        }
+    }
+
+    /// CUDA device `index`, with the embedded fatbin loaded.
+    ///
+    /// Errors: [`CudaError::NoDriver`] without libcuda, [`CudaError::NoDevice`] without such a
+    /// device, [`CudaError::NoDeviceCode`] when built without nvcc, [`CudaError::Driver`] else.
+    pub fn cuda(index: usize) -> Result<Self> {
+        Ok(Self {
+            backend: Backend::Cuda(Arc::new(CudaBackend::new(index)?)),
+        })
+    }
+
+    /// Whether this is the host emulator.
+    pub fn is_emulated(&self) -> bool {
+        matches!(self.backend, Backend::Emulated)
+    }
+
+    /// Threads per block the pipelines use: 256 on a GPU, 32 in the emulator (each CUDA thread
+    /// is an OS thread there).
+    pub fn block_size(&self) -> u32 {
+        match self.backend {
+            Backend::Emulated => 32,
+            Backend::Cuda(_) => 256,
+        }
+    }
+
+    /// Elements per block of the radix sort: 1024 on a GPU, 128 in the emulator (so that small
+    /// test inputs still span several tiles).
+    pub fn radix_tile(&self) -> u32 {
+        match self.backend {
+            Backend::Emulated => 128,
+            Backend::Cuda(_) => 1024,
+        }
+    }
+
+    /// A zero-filled buffer of `len` elements.
+    pub fn alloc_zeros<T: Pod>(&self, len: usize) -> Result<DeviceBuffer<T>> {
+        let inner = match &self.backend {
+            Backend::Emulated => Inner::Host(HostBox::new(vec![T::zeroed(); len])),
+            Backend::Cuda(c) => Inner::Cuda(c.alloc_zeros(byte_len::<T>(len))?, c.clone()),
+        };
+        Ok(DeviceBuffer {
+            len,
+            inner,
+            _t: PhantomData,
+        })
+    }
+
+    /// A buffer holding a copy of `data`.
+    pub fn upload<T: Pod>(&self, data: &[T]) -> Result<DeviceBuffer<T>> {
+        match &self.backend {
+            Backend::Emulated => Ok(DeviceBuffer {
+                len: data.len(),
+                inner: Inner::Host(HostBox::new(data.to_vec())),
+                _t: PhantomData,
+            }),
+            Backend::Cuda(_) => {
+                let mut b = self.alloc_zeros::<T>(data.len())?;
+                b.write(data)?;
+                Ok(b)
+            }
+        }
+    }
+
+    /// Launches `kernel` on a 1-D grid of `grid` blocks of `block` threads with `params`.
+    /// Kernels on one device run in launch order; the emulator runs them synchronously.
+    ///
+    /// # Safety
+    /// The device addresses in `params` must point to live buffers of this device that are
+    /// large enough for what the kernel reads and writes with these parameters.
+    pub unsafe fn launch<P: KernelParams>(
+        &self,
+        kernel: Kernel,
+        grid: u32,
+        block: u32,
+        params: &P,
+    ) -> Result<()> {
+        if std::mem::size_of::<P>() != kernel.params_size() {
+            return Err(CudaError::ParamsMismatch {
+                kernel: kernel.name(),
+                expected: kernel.params_size(),
+                got: std::mem::size_of::<P>(),
+            });
+        }
+        if grid == 0 || block == 0 || block > MAX_BLOCK {
+            return Err(CudaError::InvalidLaunch {
+                kernel: kernel.name(),
+                grid,
+                block,
+            });
+        }
+        match &self.backend {
+            Backend::Emulated => {
+                // SAFETY: the params struct matches the kernel (size checked, layout tested) and
+                // the caller vouches for the addresses in it.
+                let rc = unsafe {
+                    (kernel.emulator())(
+                        grid,
+                        block,
+                        (params as *const P).cast::<std::ffi::c_void>(),
+                    )
+                };
+                if rc != 0 {
+                    return Err(CudaError::InvalidLaunch {
+                        kernel: kernel.name(),
+                        grid,
+                        block,
+                    });
+                }
+                Ok(())
+            }
+            // SAFETY: as above, forwarded to the caller's guarantee.
+            Backend::Cuda(c) => unsafe { c.launch(kernel, grid, block, params) },
+        }
+    }
+
+    /// Waits for all launched work (a no-op in the emulator).
+    pub fn synchronize(&self) -> Result<()> {
+        match &self.backend {
+            Backend::Emulated => Ok(()),
+            Backend::Cuda(c) => c.synchronize(),
+        }
+    }
+
+    /// Blocks needed to cover `n` threads with [`Device::block_size`] (at least 1).
+    pub fn blocks_for(&self, n: usize) -> u32 {
+        n.div_ceil(self.block_size() as usize).max(1) as u32
+    }
+}
+
+fn byte_len<T>(len: usize) -> usize {
+    len.max(1) * std::mem::size_of::<T>().max(1)
+}
+
+/// Host storage of the emulator: a leaked `Box<[T]>` owned through a raw pointer, so kernels
+/// may write through the address while Rust only holds `&self`.
+struct HostBox<T> {
+    ptr: NonNull<T>,
+    len: usize,
+}
+
+impl<T> HostBox<T> {
+    fn new(v: Vec<T>) -> Self {
+        let len = v.len();
+        let raw = Box::into_raw(v.into_boxed_slice());
+        // SAFETY: Box::into_raw never returns null.
+        let ptr = unsafe { NonNull::new_unchecked(raw.cast::<T>()) };
+        Self { ptr, len }
+    }
+}
+
+impl<T> Drop for HostBox<T> {
+    fn drop(&mut self) {
+        // SAFETY: ptr/len come from Box::into_raw of a boxed slice of exactly len elements.
+        unsafe {
+            drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(
+                self.ptr.as_ptr(),
+                self.len,
+            )))
+        };
+    }
+}
+
+// SAFETY: HostBox owns its elements like a Box<[T]>; concurrent access goes through kernel
+// launches, which the emulator serialises.
+unsafe impl<T: Send> Send for HostBox<T> {}
+// SAFETY: as above.
+unsafe impl<T: Sync> Sync for HostBox<T> {}
+
+enum Inner<T> {
+    Host(HostBox<T>),
+    Cuda(cudarc::driver::CudaSlice<u8>, Arc<CudaBackend>),
+}
+
+/// A typed buffer in device memory (host memory for the emulator).
+pub struct DeviceBuffer<T: Pod> {
+    len: usize,
+    inner: Inner<T>,
+    _t: PhantomData<T>,
+}
+
+impl<T: Pod> std::fmt::Debug for DeviceBuffer<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "DeviceBuffer(len {}, at {:#x})",
+            self.len,
+            self.device_ptr()
+        )
+    }
+}
+
+impl<T: Pod> DeviceBuffer<T> {
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the buffer has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The device address of element 0, for a params struct.
+    pub fn device_ptr(&self) -> u64 {
+        match &self.inner {
+            Inner::Host(h) => h.ptr.as_ptr() as usize as u64,
+            Inner::Cuda(s, c) => c.device_ptr(s),
+        }
+    }
+
+    /// Copies the buffer to the host.
+    pub fn download(&self) -> Result<Vec<T>> {
+        self.download_prefix(self.len)
+    }
+
+    /// Copies the first `n` elements to the host (`n` clamped to the length).
+    pub fn download_prefix(&self, n: usize) -> Result<Vec<T>> {
+        let n = n.min(self.len);
+        match &self.inner {
+            // SAFETY: no kernel runs (emulator launches are synchronous), the first n <= len
+            // elements are initialised Pod values.
+            Inner::Host(h) => Ok(unsafe { std::slice::from_raw_parts(h.ptr.as_ptr(), n) }.to_vec()),
+            Inner::Cuda(s, c) => {
+                let bytes = c.download(s, n * std::mem::size_of::<T>())?;
+                let mut v = vec![T::zeroed(); n];
+                bytemuck::cast_slice_mut::<T, u8>(&mut v).copy_from_slice(&bytes);
+                Ok(v)
+            }
+        }
+    }
+
+    /// Overwrites the buffer with `data` (same length).
+    pub fn write(&mut self, data: &[T]) -> Result<()> {
+        if data.len() != self.len {
+            return Err(CudaError::LengthMismatch {
+                device: self.len,
+                host: data.len(),
+            });
+        }
+        match &mut self.inner {
+            Inner::Host(h) => {
+                // SAFETY: exclusive access (&mut self), same length, Pod.
+                unsafe { std::slice::from_raw_parts_mut(h.ptr.as_ptr(), h.len) }
+                    .copy_from_slice(data);
+                Ok(())
+            }
+            Inner::Cuda(s, c) => c.write(s, bytemuck::cast_slice(data)),
+        }
+    }
+}

@@ -1,0 +1,91 @@
+//! The kernels of the fatbin and their emulator entry points.
+
+use std::ffi::c_void;
+
+use crate::params::{
+    BalanceScanParams, BalanceSpreadParams, BalanceTraverseParams, CollideParams, HierarchyParams, MortonParams, PrimBoxesParams, RadixParams, ReduceBoundsParams,
+    RefitParams, SelftestParams, TriPairParams, WorldBoxesParams,
+};
+
+/// Signature of an emulator launcher `gprox_emu_launch_<kernel>(grid, block, &params)`.
+type EmuLaunch = unsafe extern "C" fn(u32, u32, *const c_void) -> i32;
+
+macro_rules! kernels {
+    ($($(#[$m:meta])* $variant:ident => $sym:ident, $emu:ident, $params:ty;)*) => {
+        /// Every kernel in `kernels/cuda/*.cu`.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum Kernel { $($(#[$m])* $variant),* }
+
+        impl Kernel {
+            /// All kernels.
+            pub const ALL: &'static [Kernel] = &[$(Kernel::$variant),*];
+
+            /// The kernel's symbol in the fatbin (`extern "C"`).
+            pub fn name(self) -> &'static str {
+                match self { $(Kernel::$variant => stringify!($sym)),* }
+            }
+
+            /// Size of the params struct the kernel takes.
+            pub fn params_size(self) -> usize {
+                match self { $(Kernel::$variant => std::mem::size_of::<$params>()),* }
+            }
+
+            /// The emulator's launcher.
+            pub(crate) fn emulator(self) -> EmuLaunch {
+                match self { $(Kernel::$variant => $emu),* }
+            }
+        }
+
+        unsafe extern "C" {
+            $(fn $emu(grid: u32, block: u32, params: *const c_void) -> i32;)*
+        }
+    };
+}
+
+kernels! {
+    /// Box of every face (`morton.cu`).
+    PrimBoxes => gprox_prim_boxes, gprox_emu_launch_gprox_prim_boxes, PrimBoxesParams;
+    /// Per-block box of boxes or centroids (`morton.cu`).
+    ReduceBounds => gprox_reduce_bounds, gprox_emu_launch_gprox_reduce_bounds, ReduceBoundsParams;
+    /// 63-bit Morton codes (`morton.cu`).
+    MortonCodes => gprox_morton_codes, gprox_emu_launch_gprox_morton_codes, MortonParams;
+    /// Radix pass: per-tile histograms (`radix_sort.cu`).
+    RadixHistogram => gprox_radix_histogram, gprox_emu_launch_gprox_radix_histogram, RadixParams;
+    /// Radix pass: exclusive scan of the histograms (`radix_sort.cu`).
+    RadixScan => gprox_radix_scan, gprox_emu_launch_gprox_radix_scan, RadixParams;
+    /// Radix pass: stable scatter (`radix_sort.cu`).
+    RadixScatter => gprox_radix_scatter, gprox_emu_launch_gprox_radix_scatter, RadixParams;
+    /// Karras hierarchy (`lbvh.cu`).
+    Hierarchy => gprox_hierarchy, gprox_emu_launch_gprox_hierarchy, HierarchyParams;
+    /// Bottom-up refit (`refit.cu`).
+    Refit => gprox_refit, gprox_emu_launch_gprox_refit, RefitParams;
+    /// World boxes of BVH nodes (`collide.cu`).
+    WorldBoxes => gprox_world_boxes, gprox_emu_launch_gprox_world_boxes, WorldBoxesParams;
+    /// BVTT traversal (`collide.cu`).
+    Collide => gprox_collide, gprox_emu_launch_gprox_collide, CollideParams;
+    /// Triangle pair test (`tri_pair.cu`).
+    TriPair => gprox_tri_pair, gprox_emu_launch_gprox_tri_pair, TriPairParams;
+    /// Balanced BVTT traversal: persistent tasks with local queues (`balance.cu`).
+    BalanceTraverse => gprox_balance_traverse, gprox_emu_launch_gprox_balance_traverse, BalanceTraverseParams;
+    /// Balanced traversal: prefix sum of queue sizes and even shares (`balance.cu`).
+    BalanceScan => gprox_balance_scan, gprox_emu_launch_gprox_balance_scan, BalanceScanParams;
+    /// Balanced traversal: redistribution of the remaining work (`balance.cu`).
+    BalanceSpread => gprox_balance_spread, gprox_emu_launch_gprox_balance_spread, BalanceSpreadParams;
+    /// Self-test of warp intrinsics and shared memory (`selftest.cu`).
+    SelftestWarp => gprox_selftest_warp, gprox_emu_launch_gprox_selftest_warp, SelftestParams;
+}
+
+unsafe extern "C" {
+    /// `sizeof` / `offsetof` of the shared layouts as the emulator's C++ compiler sees them.
+    fn gprox_emu_layout(name: *const std::ffi::c_char) -> usize;
+}
+
+/// `sizeof(T)` or `offsetof(T,field)` from the C++ side of the emulator, by name
+/// (`"sizeof(Aabb)"`, `"offsetof(BvhNode,left)"`); `usize::MAX` for an unknown name.
+pub fn emulator_layout(name: &str) -> usize {
+    let Ok(c) = std::ffi::CString::new(name) else {
+        return usize::MAX;
+    };
+    // SAFETY: reads a NUL-terminated string and returns a number.
+    unsafe { gprox_emu_layout(c.as_ptr()) }
+}

@@ -1,0 +1,400 @@
+//! The LBVH build on the device, stage by stage as `gprox_bvh::lbvh` (the CPU twin): primitive
+//! boxes, Morton codes, radix sort, hierarchy, refit. Every stage has a host-slice entry point
+//! (for tests against the CPU stages) and a device-resident one used by [`Device::build_bvh`].
+
+use gprox_bvh::{Aabb, Bvh, BvhNode, LEAF};
+use gprox_geometry::TriMesh;
+
+use crate::device::{Device, DeviceBuffer};
+use crate::error::{CudaError, Result};
+use crate::kernel::Kernel;
+use crate::params::{
+    HierarchyParams, MortonParams, PrimBoxesParams, RadixParams, ReduceBoundsParams, RefitParams,
+};
+
+/// Most primitives a tree may have (its `2n - 1` node indices must fit in u32, below `LEAF`).
+pub const MAX_PRIMITIVES: usize = (u32::MAX / 2) as usize;
+
+/// Blocks of the first centroid-bounds reduction pass.
+const REDUCE_BLOCKS: usize = 64;
+
+pub(crate) fn check_count(what: &'static str, count: usize) -> Result<u32> {
+    if count > MAX_PRIMITIVES {
+        return Err(CudaError::TooLarge {
+            what,
+            count,
+            max: MAX_PRIMITIVES,
+        });
+    }
+    Ok(count as u32)
+}
+
+/// Mesh data on the device: packed f32 positions and u32 faces.
+pub(crate) struct DeviceMesh {
+    pub positions: DeviceBuffer<f32>,
+    pub faces: DeviceBuffer<u32>,
+    pub face_count: u32,
+}
+
+impl Device {
+    /// Uploads the positions and faces of `mesh`.
+    pub(crate) fn upload_mesh(&self, mesh: &TriMesh) -> Result<DeviceMesh> {
+        let face_count = check_count("mesh faces", mesh.faces().len())?;
+        check_count("mesh vertices", mesh.positions().len())?;
+        let positions: &[f32] = bytemuck::cast_slice(mesh.positions());
+        let faces: &[u32] = bytemuck::cast_slice(mesh.faces());
+        Ok(DeviceMesh {
+            positions: self.upload(positions)?,
+            faces: self.upload(faces)?,
+            face_count,
+        })
+    }
+
+    /// Spec step 1 on the device: the f32 box of every face (`gprox_bvh::refit::triangle_aabbs`).
+    pub fn triangle_aabbs(&self, mesh: &TriMesh) -> Result<Vec<Aabb>> {
+        let m = self.upload_mesh(mesh)?;
+        self.prim_boxes_dev(&m)?.download()
+    }
+
+    pub(crate) fn prim_boxes_dev(&self, m: &DeviceMesh) -> Result<DeviceBuffer<Aabb>> {
+        let n = m.face_count as usize;
+        let boxes = self.alloc_zeros::<Aabb>(n)?;
+        if n > 0 {
+            let p = PrimBoxesParams {
+                positions: m.positions.device_ptr(),
+                faces: m.faces.device_ptr(),
+                boxes: boxes.device_ptr(),
+                count: m.face_count,
+                pad: 0,
+            };
+            // SAFETY: positions/faces hold the validated mesh, boxes has n entries.
+            unsafe { self.launch(Kernel::PrimBoxes, self.blocks_for(n), self.block_size(), &p)? };
+        }
+        Ok(boxes)
+    }
+
+    /// Spec steps 2-3 on the device: 63-bit codes of `boxes`' centroids
+    /// (`gprox_bvh::lbvh::morton_codes`).
+    pub fn morton_codes(&self, boxes: &[Aabb]) -> Result<Vec<u64>> {
+        let n = check_count("boxes", boxes.len())?;
+        let b = self.upload(boxes)?;
+        let (codes, _) = self.codes_dev(&b, n)?;
+        codes.download()
+    }
+
+    /// Codes and the identity index payload of `n` boxes on the device.
+    pub(crate) fn codes_dev(
+        &self,
+        boxes: &DeviceBuffer<Aabb>,
+        n: u32,
+    ) -> Result<(DeviceBuffer<u64>, DeviceBuffer<u32>)> {
+        let codes = self.alloc_zeros::<u64>(n as usize)?;
+        let indices = self.alloc_zeros::<u32>(n as usize)?;
+        if n == 0 {
+            return Ok((codes, indices));
+        }
+        let grid = self.blocks_for(n as usize).min(REDUCE_BLOCKS as u32);
+        let partial = self.alloc_zeros::<Aabb>(grid as usize)?;
+        let scene = self.alloc_zeros::<Aabb>(1)?;
+        let block = self.block_size();
+        let first = ReduceBoundsParams {
+            input: boxes.device_ptr(),
+            output: partial.device_ptr(),
+            count: n,
+            centroids: 1,
+        };
+        let second = ReduceBoundsParams {
+            input: partial.device_ptr(),
+            output: scene.device_ptr(),
+            count: grid,
+            centroids: 0,
+        };
+        let morton = MortonParams {
+            boxes: boxes.device_ptr(),
+            scene: scene.device_ptr(),
+            codes: codes.device_ptr(),
+            indices: indices.device_ptr(),
+            count: n,
+            pad: 0,
+        };
+        // SAFETY: every buffer is sized for the counts in its params.
+        unsafe {
+            self.launch(Kernel::ReduceBounds, grid, block, &first)?;
+            self.launch(Kernel::ReduceBounds, 1, block, &second)?;
+            self.launch(
+                Kernel::MortonCodes,
+                self.blocks_for(n as usize),
+                block,
+                &morton,
+            )?;
+        }
+        Ok((codes, indices))
+    }
+
+    /// Spec step 4 on the device: the stable radix sort of `codes` carrying their indices
+    /// (`gprox_bvh::lbvh::sort_codes`): sorted codes and the primitive of each sorted slot.
+    pub fn sort_codes(&self, codes: &[u64]) -> Result<(Vec<u64>, Vec<u32>)> {
+        let n = check_count("codes", codes.len())?;
+        let mut keys = self.upload(codes)?;
+        let idx: Vec<u32> = (0..n).collect();
+        let mut values = self.upload(&idx)?;
+        self.sort_dev(&mut keys, &mut values, n)?;
+        Ok((keys.download()?, values.download()?))
+    }
+
+    /// Sorts `(keys, values)` in place: 8 stable 8-bit passes, ping-ponging through scratch
+    /// buffers (an even number of passes ends in the originals).
+    pub(crate) fn sort_dev(
+        &self,
+        keys: &mut DeviceBuffer<u64>,
+        values: &mut DeviceBuffer<u32>,
+        n: u32,
+    ) -> Result<()> {
+        if n < 2 {
+            return Ok(());
+        }
+        let tile = self.radix_tile();
+        let tiles = n.div_ceil(tile);
+        let hist_len = 256usize * tiles as usize;
+        if hist_len > u32::MAX as usize {
+            return Err(CudaError::TooLarge {
+                what: "radix histogram",
+                count: hist_len,
+                max: u32::MAX as usize,
+            });
+        }
+        let tmp_keys = self.alloc_zeros::<u64>(n as usize)?;
+        let tmp_values = self.alloc_zeros::<u32>(n as usize)?;
+        let hist = self.alloc_zeros::<u32>(hist_len)?;
+        let block = self.block_size();
+        let bufs = [
+            (keys.device_ptr(), values.device_ptr()),
+            (tmp_keys.device_ptr(), tmp_values.device_ptr()),
+        ];
+        for pass in 0..8u32 {
+            let (src, dst) = (bufs[(pass % 2) as usize], bufs[((pass + 1) % 2) as usize]);
+            let p = RadixParams {
+                keys_in: src.0,
+                values_in: src.1,
+                keys_out: dst.0,
+                values_out: dst.1,
+                histogram: hist.device_ptr(),
+                count: n,
+                shift: pass * 8,
+                tile,
+                tiles,
+            };
+            // SAFETY: keys/values/scratch hold n elements, hist 256 * tiles.
+            unsafe {
+                self.launch(Kernel::RadixHistogram, tiles, block, &p)?;
+                self.launch(Kernel::RadixScan, 1, block, &p)?;
+                self.launch(Kernel::RadixScatter, tiles, block, &p)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Spec step 5 on the device: the Karras topology over sorted `codes` with `order[k]` the
+    /// primitive of slot `k` (`gprox_bvh::lbvh::hierarchy`); boxes are left [`Aabb::EMPTY`].
+    pub fn hierarchy(&self, codes: &[u64], order: &[u32]) -> Result<Bvh> {
+        if codes.len() != order.len() {
+            return Err(CudaError::LengthMismatch {
+                device: codes.len(),
+                host: order.len(),
+            });
+        }
+        let n = check_count("codes", codes.len())?;
+        let c = self.upload(codes)?;
+        let o = self.upload(order)?;
+        let (nodes, parents) = self.hierarchy_dev(&c, &o, n)?;
+        Ok(Bvh {
+            nodes: nodes.download()?,
+            parents: parents.download()?,
+        })
+    }
+
+    pub(crate) fn hierarchy_dev(
+        &self,
+        codes: &DeviceBuffer<u64>,
+        order: &DeviceBuffer<u32>,
+        n: u32,
+    ) -> Result<(DeviceBuffer<BvhNode>, DeviceBuffer<u32>)> {
+        let total = (2 * n as usize).saturating_sub(1);
+        let nodes = self.alloc_zeros::<BvhNode>(total)?;
+        let parents = self.alloc_zeros::<u32>(total)?;
+        if n > 0 {
+            let p = HierarchyParams {
+                codes: codes.device_ptr(),
+                order: order.device_ptr(),
+                nodes: nodes.device_ptr(),
+                parents: parents.device_ptr(),
+                count: n,
+                pad: 0,
+            };
+            // SAFETY: codes/order hold n entries, nodes/parents 2n - 1.
+            unsafe {
+                self.launch(
+                    Kernel::Hierarchy,
+                    self.blocks_for(n as usize),
+                    self.block_size(),
+                    &p,
+                )?
+            };
+        }
+        Ok((nodes, parents))
+    }
+
+    /// Spec step 6 on the device: recomputes every box of `bvh` from the primitive boxes
+    /// `leaf_aabbs` (`gprox_bvh::refit::refit`). The tree's shape is checked first.
+    pub fn refit(&self, bvh: &mut Bvh, leaf_aabbs: &[Aabb]) -> Result<()> {
+        let n = validate_bvh(bvh, leaf_aabbs.len())?;
+        if n == 0 {
+            return Ok(());
+        }
+        let nodes = self.upload(&bvh.nodes)?;
+        let parents = self.upload(&bvh.parents)?;
+        let boxes = self.upload(leaf_aabbs)?;
+        self.refit_dev(&nodes, &parents, &boxes, n)?;
+        bvh.nodes = nodes.download()?;
+        Ok(())
+    }
+
+    pub(crate) fn refit_dev(
+        &self,
+        nodes: &DeviceBuffer<BvhNode>,
+        parents: &DeviceBuffer<u32>,
+        boxes: &DeviceBuffer<Aabb>,
+        n: u32,
+    ) -> Result<()> {
+        if n == 0 {
+            return Ok(());
+        }
+        let flags = self.alloc_zeros::<u32>((n as usize - 1).max(1))?;
+        let p = RefitParams {
+            nodes: nodes.device_ptr(),
+            parents: parents.device_ptr(),
+            boxes: boxes.device_ptr(),
+            flags: flags.device_ptr(),
+            count: n,
+            pad: 0,
+        };
+        // SAFETY: nodes/parents hold 2n - 1 entries, flags n - 1 zeros, boxes every primitive
+        // named by a leaf (validated or built by us).
+        unsafe {
+            self.launch(
+                Kernel::Refit,
+                self.blocks_for(n as usize),
+                self.block_size(),
+                &p,
+            )
+        }
+    }
+
+    /// Builds the LBVH of `mesh` on the device (all stages stay on the device; the tree comes
+    /// back at the end). Bit-identical to `gprox_bvh::lbvh::build`.
+    ///
+    /// ```
+    /// use gprox_cuda::Device;
+    /// use gprox_geometry::{glam::Vec3, TriMesh};
+    /// let mesh = TriMesh::new(
+    ///     vec![Vec3::ZERO, Vec3::X, Vec3::Y, Vec3::Z],
+    ///     vec![[0, 1, 2], [0, 1, 3], [0, 2, 3]],
+    /// )
+    /// .unwrap();
+    /// let bvh = Device::emulated().build_bvh(&mesh).unwrap();
+    /// assert_eq!(bvh, gprox_bvh::lbvh::build(&mesh));
+    /// ```
+    pub fn build_bvh(&self, mesh: &TriMesh) -> Result<Bvh> {
+        let m = self.upload_mesh(mesh)?;
+        let n = m.face_count;
+        if n == 0 {
+            return Ok(Bvh {
+                nodes: Vec::new(),
+                parents: Vec::new(),
+            });
+        }
+        let boxes = self.prim_boxes_dev(&m)?;
+        let (mut codes, mut order) = self.codes_dev(&boxes, n)?;
+        self.sort_dev(&mut codes, &mut order, n)?;
+        let (nodes, parents) = self.hierarchy_dev(&codes, &order, n)?;
+        self.refit_dev(&nodes, &parents, &boxes, n)?;
+        Ok(Bvh {
+            nodes: nodes.download()?,
+            parents: parents.download()?,
+        })
+    }
+}
+
+/// Checks that `bvh` has the LBVH shape the kernels rely on (`2n - 1` nodes and parents, leaves
+/// in `n-1..`, children and primitives in range, a parent for every non-root node); returns `n`.
+pub(crate) fn validate_bvh(bvh: &Bvh, primitives: usize) -> Result<u32> {
+    let total = bvh.nodes.len();
+    if total == 0 {
+        return if bvh.parents.is_empty() {
+            Ok(0)
+        } else {
+            Err(CudaError::InvalidBvh(format!(
+                "no nodes but {} parents",
+                bvh.parents.len()
+            )))
+        };
+    }
+    if total % 2 == 0 || bvh.parents.len() != total {
+        return Err(CudaError::InvalidBvh(format!(
+            "{total} nodes and {} parents; expected 2n-1 of each",
+            bvh.parents.len()
+        )));
+    }
+    let n = check_count("bvh leaves", total.div_ceil(2))?;
+    let first_leaf = n as usize - 1;
+    for (i, node) in bvh.nodes.iter().enumerate() {
+        let leaf = i >= first_leaf;
+        if leaf != (node.right == LEAF) {
+            return Err(CudaError::InvalidBvh(format!(
+                "node {i}: leaves must be exactly the nodes {first_leaf}.. (right = LEAF)"
+            )));
+        }
+        if leaf {
+            if node.left as usize >= primitives {
+                return Err(CudaError::InvalidBvh(format!(
+                    "leaf node {i} refers to primitive {}, but there are only {primitives}",
+                    node.left
+                )));
+            }
+        } else {
+            for c in [node.left, node.right] {
+                if c as usize >= total || c == 0 || bvh.parents[c as usize] != i as u32 {
+                    return Err(CudaError::InvalidBvh(format!(
+                        "internal node {i}: child {c} out of range or its parent is not {i}"
+                    )));
+                }
+            }
+        }
+    }
+    if bvh.parents[0] != LEAF {
+        return Err(CudaError::InvalidBvh(
+            "the root's parent must be LEAF".into(),
+        ));
+    }
+    // Every node reachable from the root exactly once (no cycles, nothing detached): children
+    // have a unique parent (checked above), so counting the nodes reached suffices.
+    let mut reached = 0usize;
+    let mut stack = vec![0u32];
+    while let Some(i) = stack.pop() {
+        reached += 1;
+        if reached > total {
+            break;
+        }
+        let node = &bvh.nodes[i as usize];
+        if node.right != LEAF {
+            stack.push(node.left);
+            stack.push(node.right);
+        }
+    }
+    if reached != total {
+        return Err(CudaError::InvalidBvh(format!(
+            "the tree below the root does not hold each of the {total} nodes exactly once"
+        )));
+    }
+    Ok(n)
+}

@@ -1,0 +1,150 @@
+//! The shared layouts are the same on both sides: sizes and field offsets of the Rust types
+//! (`std::mem::{size_of, offset_of}`) equal those the emulator's C++ compiler reports for the
+//! mirrors in `include/gprox/{layout,params}.cuh`.
+
+use std::mem::{offset_of, size_of};
+
+use gprox_bvh::{Aabb, BvhNode, LEAF};
+use gprox_cuda::kernel::emulator_layout;
+use gprox_cuda::params::*;
+use gprox_cuda::Kernel;
+use gprox_geometry::transform::Pose64;
+
+fn check(name: &str, rust: usize) {
+    assert_eq!(emulator_layout(name), rust, "{name}: C++ vs Rust");
+}
+
+macro_rules! size {
+    ($t:ident) => {
+        check(concat!("sizeof(", stringify!($t), ")"), size_of::<$t>())
+    };
+}
+macro_rules! offset {
+    ($t:ident, $($f:ident),*) => {
+        $(check(concat!("offsetof(", stringify!($t), ",", stringify!($f), ")"), offset_of!($t, $f));)*
+    };
+}
+
+#[test]
+fn shared_types_match() {
+    size!(Aabb);
+    offset!(Aabb, min, max);
+    size!(BvhNode);
+    offset!(BvhNode, aabb, left, right);
+    size!(Pose64);
+    offset!(Pose64, rows);
+    assert_eq!(LEAF, u32::MAX);
+}
+
+#[test]
+fn params_match() {
+    size!(PrimBoxesParams);
+    offset!(PrimBoxesParams, positions, faces, boxes, count);
+    size!(ReduceBoundsParams);
+    offset!(ReduceBoundsParams, input, output, count, centroids);
+    size!(MortonParams);
+    offset!(MortonParams, boxes, scene, codes, indices, count);
+    size!(RadixParams);
+    offset!(
+        RadixParams,
+        keys_in,
+        values_in,
+        keys_out,
+        values_out,
+        histogram,
+        count,
+        shift,
+        tile,
+        tiles
+    );
+    size!(HierarchyParams);
+    offset!(HierarchyParams, codes, order, nodes, parents, count);
+    size!(RefitParams);
+    offset!(RefitParams, nodes, parents, boxes, flags, count);
+    size!(WorldBoxesParams);
+    offset!(WorldBoxesParams, pose, nodes, boxes, margin, count);
+    size!(CollideParams);
+    offset!(
+        CollideParams,
+        nodes_a,
+        nodes_b,
+        boxes_a,
+        boxes_b,
+        front_in,
+        front_out,
+        pairs,
+        counters
+    );
+    offset!(
+        CollideParams,
+        front_count,
+        front_capacity,
+        pair_capacity,
+        depth_first
+    );
+    size!(TriPairParams);
+    offset!(
+        TriPairParams,
+        pose_a,
+        pose_b,
+        positions_a,
+        faces_a,
+        positions_b,
+        faces_b,
+        pairs,
+        status,
+        count
+    );
+    size!(BalanceTraverseParams);
+    offset!(
+        BalanceTraverseParams,
+        nodes_a,
+        nodes_b,
+        boxes_a0,
+        boxes_a1,
+        boxes_b0,
+        boxes_b1,
+        faces,
+        work,
+        counts,
+        results,
+        counters
+    );
+    offset!(
+        BalanceTraverseParams,
+        task_capacity,
+        local_capacity,
+        result_capacity,
+        idle_limit,
+        box_stride,
+        first_leaf_a,
+        first_leaf_b,
+        flags
+    );
+    size!(BalanceScanParams);
+    offset!(BalanceScanParams, counts_in, offsets, counts_out, counters, tasks);
+    size!(BalanceSpreadParams);
+    offset!(
+        BalanceSpreadParams,
+        work_in,
+        offsets,
+        work_out,
+        tasks,
+        total,
+        stride_in,
+        stride_out
+    );
+}
+
+#[test]
+fn unknown_names_are_reported() {
+    assert_eq!(emulator_layout("sizeof(Nothing)"), usize::MAX);
+}
+
+#[test]
+fn every_kernel_has_a_params_size() {
+    for k in Kernel::ALL {
+        assert!(k.params_size() > 0 && k.params_size() % 8 == 0, "{k:?}");
+        assert!(k.name().starts_with("gprox_"));
+    }
+}

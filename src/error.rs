@@ -1,0 +1,25 @@
+//! The facade's error type: every crate's error, plus backend availability.
+
+/// Everything a gprox call can fail with.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Bad geometric input (mesh validation, mesh files).
+    #[error(transparent)]
+    Geometry(#[from] gprox_geometry::GeometryError),
+    /// A malformed scene folder.
+    #[error(transparent)]
+    Scene(#[from] gprox_geometry::scene::SceneError),
+    /// A BVH that does not fit its mesh.
+    #[error(transparent)]
+    Refit(#[from] gprox_bvh::refit::RefitError),
+    /// Inconsistent collision input (tree not built for its mesh, non-finite pose, bad margin).
+    #[error(transparent)]
+    Collide(#[from] gprox_query::collide::CollideError),
+    /// A failure on the CUDA (or emulated CUDA) backend, including "no driver / no device /
+    /// no device code" when opening it.
+    #[error(transparent)]
+    Cuda(#[from] gprox_cuda::CudaError),
+    /// A picture could not be written.
+    #[error(transparent)]
+    Render(#[from] crate::render::RenderError),
+}
