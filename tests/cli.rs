@@ -30,7 +30,16 @@ fn collide_overlapping_tetrahedra() {
     std::fs::write(&t, TETRA).unwrap();
     let t = t.to_str().unwrap();
     // Shifted by 0.25 along x the two tetrahedra overlap; 5 units away they do not.
-    let out = gprox(&["collide", t, t, "--pose-b", "0.25,0.1,0.1", "--backend", "cpu", "--json"]);
+    let out = gprox(&[
+        "collide",
+        t,
+        t,
+        "--pose-b",
+        "0.25,0.1,0.1",
+        "--backend",
+        "cpu",
+        "--json",
+    ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["collide"], true);
@@ -39,7 +48,10 @@ fn collide_overlapping_tetrahedra() {
     let out = gprox(&["collide", t, t, "--pose-b", "5,0,0,0,90,0", "--json"]);
     assert!(out.status.success());
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!((v["collide"].as_bool(), v["count"].as_u64()), (Some(false), Some(0)));
+    assert_eq!(
+        (v["collide"].as_bool(), v["count"].as_u64()),
+        (Some(false), Some(0))
+    );
     // --any and the human-readable form.
     let out = gprox(&["collide", t, t, "--pose-b", "0.25,0.1,0.1", "--any"]);
     assert!(out.status.success());
@@ -53,10 +65,19 @@ fn collide_renders_a_picture() {
     std::fs::write(&t, TETRA).unwrap();
     let png = d.join("out.png");
     let t = t.to_str().unwrap();
-    let out = gprox(&["collide", t, t, "--pose-b", "0.25,0.1,0.1", "--render", png.to_str().unwrap()]);
+    let out = gprox(&[
+        "collide",
+        t,
+        t,
+        "--pose-b",
+        "0.25,0.1,0.1",
+        "--render",
+        png.to_str().unwrap(),
+    ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let pixmap = tiny_skia::Pixmap::load_png(&png).unwrap();
-    let red = |p: &[u8]| p[0] > 60 && p[0] as u32 > 3 * p[1] as u32 && p[0] as u32 > 3 * p[2] as u32;
+    let red =
+        |p: &[u8]| p[0] > 60 && p[0] as u32 > 3 * p[1] as u32 && p[0] as u32 > 3 * p[2] as u32;
     assert!(pixmap.data().chunks_exact(4).any(red));
     let svg = d.join("out.svg");
     let out = gprox(&["collide", t, t, "--render", svg.to_str().unwrap()]);
@@ -77,7 +98,11 @@ fn bad_files_and_arguments_exit_with_2() {
 
     let out = gprox(&["collide", good, missing]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out.stderr).contains("missing.stl"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("missing.stl"),
+        "{}",
+        text(&out.stderr)
+    );
 
     let out = gprox(&["collide", garbage, good]);
     assert_eq!(out.status.code(), Some(2));
@@ -113,12 +138,16 @@ fn info_on_mesh_and_scene() {
     let out = gprox(&["info", t.to_str().unwrap(), "--json"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!((v["vertices"].as_u64(), v["triangles"].as_u64()), (Some(4), Some(4)));
+    assert_eq!(
+        (v["vertices"].as_u64(), v["triangles"].as_u64()),
+        (Some(4), Some(4))
+    );
     assert_eq!(v["bounds"]["max"], serde_json::json!([1.0, 1.0, 1.0]));
     let out = gprox(&["info", t.to_str().unwrap()]);
     assert!(text(&out.stdout).contains("triangles: 4"));
 
-    let scenes = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/peers/scenes/two-tori-interlock");
+    let scenes =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/peers/scenes/two-tori-interlock");
     if !scenes.is_dir() {
         eprintln!("note: shared scenes absent, skipping the scene part");
         return;
@@ -126,7 +155,10 @@ fn info_on_mesh_and_scene() {
     let out = gprox(&["info", scenes.to_str().unwrap(), "--json"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!((v["frames"].as_u64(), v["triangles"].as_u64()), (Some(60), Some(10240)));
+    assert_eq!(
+        (v["frames"].as_u64(), v["triangles"].as_u64()),
+        (Some(60), Some(10240))
+    );
 }
 
 #[test]

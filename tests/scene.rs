@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use gprox::geometry::glam::{DVec3, Vec3};
-use gprox::geometry::scene::{Motion, QueryKind, QueryTargets, Scene, SceneError};
+use gprox::geometry::scene::{torus, Motion, QueryKind, QueryTargets, Scene, SceneError};
 use gprox::geometry::transform::transform_point;
 
 fn shared_scenes() -> Option<PathBuf> {
@@ -365,4 +365,35 @@ fn frame_zero_must_match_the_mesh() {
     write_f32s(&dir.join("b.verts.f32"), &v);
     let err = Scene::load(&dir).unwrap_err();
     assert!(matches!(err, SceneError::Invalid { .. }), "{err:?}");
+}
+
+#[test]
+fn malformed_obj_line_is_located() {
+    let dir = valid_scene("objline");
+    std::fs::write(dir.join("tet.obj"), "v 0 0 0\nv 1 x 0\nv 0 1 0\nf 1 2 3\n").unwrap();
+    match Scene::load(&dir) {
+        Err(SceneError::Mesh {
+            path,
+            source: gprox::geometry::GeometryError::Parse { location, .. },
+        }) => {
+            assert!(path.ends_with("tet.obj"));
+            assert_eq!(location, Some(2));
+        }
+        other => panic!("expected a located mesh parse error, got {other:?}"),
+    }
+}
+
+#[test]
+fn torus_rejects_bad_parameters() {
+    assert!(torus(1.0, 0.3, 2, 8).is_none());
+    assert!(torus(1.0, 0.3, 8, 2).is_none());
+    assert!(torus(1.0, 1.5, 8, 8).is_none());
+    assert!(torus(1.0, f32::NAN, 8, 8).is_none());
+    let t = torus(2.0, 0.5, 10, 6).unwrap();
+    assert_eq!((t.vertex_count(), t.face_count()), (60, 120));
+    // Every vertex lies on the torus surface: (sqrt(x^2+y^2) - R)^2 + z^2 = r^2.
+    for p in t.positions() {
+        let d = (p.x.hypot(p.y) - 2.0).powi(2) + p.z * p.z;
+        assert!((d - 0.25).abs() < 1e-5);
+    }
 }

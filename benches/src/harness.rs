@@ -161,6 +161,14 @@ fn check_reference(data: &RunData, peers: Option<&crate::peers::PeerQuery>, src:
                     .push(format!("f{}: collide {a} vs {b} (ref)", f.frame));
             }
         }
+        if let (Some(a), Some(b)) = (f.distance, r.distance) {
+            // The reference is a float64 numpy computation: agree to 1e-5 relative.
+            if (a - b).abs() > 1e-5 * b.abs().max(1e-12) {
+                check
+                    .mismatches
+                    .push(format!("f{}: distance {a:.9} vs {b:.9} (ref)", f.frame));
+            }
+        }
         if let (Some(a), Some(b)) = (&f.object_pairs, &r.object_pairs) {
             if a != b {
                 check.mismatches.push(format!(
@@ -298,13 +306,17 @@ pub fn run_all(args: &Args) -> Result<bool> {
         let frames: Vec<usize> = (0..n).collect();
         let (tgts, skipped) = targets(&scene);
         report.skipped.extend(skipped);
-        let bar = bars.add(ProgressBar::new((tgts.len() * configs.len() * n) as u64));
+        let runs: usize = tgts
+            .iter()
+            .map(|t| configs.iter().filter(|c| t.runs_on(c.backend)).count())
+            .sum();
+        let bar = bars.add(ProgressBar::new((runs * n) as u64));
         bar.set_style(style.clone());
         bar.set_prefix(scene.name().to_string());
         for t in &tgts {
             let first_run = report.runs.len();
             let mut first_data: Option<RunData> = None;
-            for c in &configs {
+            for c in configs.iter().filter(|c| t.runs_on(c.backend)) {
                 bar.set_message(format!(
                     "{} {} {} x{}",
                     t.kind.as_str(),

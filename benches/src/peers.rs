@@ -14,6 +14,8 @@ pub struct RefFrame {
     pub count: Option<u64>,
     /// Whether the surfaces intersect.
     pub collide: Option<bool>,
+    /// Minimum distance (distance queries).
+    pub distance: Option<f64>,
     /// Colliding object pairs `[i, j]` (for `pairs: "all"`).
     pub object_pairs: Option<Vec<[u32; 2]>>,
 }
@@ -88,6 +90,7 @@ impl PeerResults {
                             RefFrame {
                                 count: f["count"].as_u64(),
                                 collide: f["collide"].as_bool(),
+                                distance: f["distance"].as_f64(),
                                 object_pairs,
                             },
                         );

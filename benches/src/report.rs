@@ -27,6 +27,9 @@ pub struct FrameRecord {
     /// Whether anything intersects (collide-all, collide-any).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub collide: Option<bool>,
+    /// Minimum distance (distance queries).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub distance: Option<f64>,
     /// Colliding object pairs (queries over `"all"` pairs).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub object_pairs: Option<Vec<[u32; 2]>>,
@@ -83,7 +86,7 @@ pub struct RunRecord {
     pub query_noise_pct: f64,
     /// Triangles processed per second at the median frame time (`triangles / total_ms.median`).
     pub elements_per_s: f64,
-    /// Sum of `count` over frames (collide-all).
+    /// Sum of `count` over frames (collide-all, self).
     pub count_total: u64,
     /// Frames where something collides.
     pub frames_colliding: usize,
@@ -245,7 +248,7 @@ impl Report {
                 ms(r.query_ms.median),
                 ms(r.query_ms.max),
                 r.query_noise_pct,
-                if r.query == "collide-all" {
+                if r.query == "collide-all" || r.query == "self" {
                     r.count_total.to_string()
                 } else {
                     "—".into()
@@ -273,7 +276,11 @@ impl Report {
                     ms(p.peer_ms),
                     ms(r.total_ms.median),
                     p.ratio,
-                    if p.peer_disagrees { "wrong counts" } else { "" }
+                    if p.peer_disagrees {
+                        "wrong results"
+                    } else {
+                        ""
+                    }
                 );
             }
         }

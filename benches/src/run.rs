@@ -4,8 +4,11 @@
 use std::time::Instant;
 
 use anyhow::{Context as _, Result};
+use gprox::bvh::{bv_tree::BvTree, rss::Rss};
 use gprox::geometry::scene::{Motion, QueryKind, QueryTargets, Scene};
 use gprox::query::collide::CollideOptions;
+use gprox::query::distance::{distance, DistanceObject, DistanceOptions};
+use gprox::query::self_collide::{self_collide, Topology};
 use gprox::{Context, Model};
 
 use crate::broad;
@@ -23,6 +26,16 @@ pub struct Target {
     pub pairs: Vec<[usize; 2]>,
     /// `pairs: "all"`: a broad phase picks the pairs, results carry `object_pairs`.
     pub all_pairs: bool,
+    /// The object of a single-object query (self-collision).
+    pub object: Option<usize>,
+}
+
+impl Target {
+    /// Whether `backend` can run this target (single-object queries: CPU only so far).
+    pub fn runs_on(&self, backend: gprox::Backend) -> bool {
+        let cpu_only = self.object.is_some() || self.kind == QueryKind::Distance;
+        !cpu_only || backend == gprox::Backend::Cpu
+    }
 }
 
 /// Whether gprox implements `kind` in the harness yet; the reason when not.
@@ -30,10 +43,11 @@ pub struct Target {
 /// Extension point: a new query gets a `Target` here and an arm in [`query_frame`].
 pub fn supported(kind: &QueryKind) -> Result<(), String> {
     match kind {
-        QueryKind::CollideAll | QueryKind::CollideAny => Ok(()),
-        QueryKind::SelfCollide | QueryKind::Ccd | QueryKind::Distance | QueryKind::Penetration => {
-            Err("not wired into the harness yet".into())
-        }
+        QueryKind::CollideAll
+        | QueryKind::CollideAny
+        | QueryKind::SelfCollide
+        | QueryKind::Distance => Ok(()),
+        QueryKind::Ccd | QueryKind::Penetration => Err("not wired into the harness yet".into()),
         QueryKind::Other(k) => Err(format!("unknown query kind `{k}`")),
     }
 }
@@ -57,6 +71,7 @@ pub fn targets(scene: &Scene) -> (Vec<Target>, Vec<Skipped>) {
                 label: "all".into(),
                 pairs: scene.query_pairs(q),
                 all_pairs: true,
+                object: None,
             }),
             QueryTargets::Pairs(pairs) => {
                 for &[a, b] in pairs {
@@ -65,13 +80,25 @@ pub fn targets(scene: &Scene) -> (Vec<Target>, Vec<Skipped>) {
                         label: format!("{}|{}", name(a), name(b)),
                         pairs: vec![[a, b]],
                         all_pairs: false,
+                        object: None,
+                    });
+                }
+            }
+            QueryTargets::Objects(objects) if q.kind == QueryKind::SelfCollide => {
+                for &o in objects {
+                    out.push(Target {
+                        kind: q.kind.clone(),
+                        label: name(o),
+                        pairs: Vec::new(),
+                        all_pairs: false,
+                        object: Some(o),
                     });
                 }
             }
             QueryTargets::Objects(_) => skipped.push(Skipped {
                 scene: scene.name().to_string(),
                 query: q.kind.as_str().to_string(),
-                why: "single-object targets are not wired yet".into(),
+                why: "single-object targets are only wired for `self`".into(),
             }),
         }
     }
@@ -95,6 +122,7 @@ pub struct RunData {
 /// deforming objects get their own.
 fn model_slots(scene: &Scene, target: &Target) -> (Vec<usize>, Vec<Option<usize>>) {
     let mut objects: Vec<usize> = target.pairs.iter().flatten().copied().collect();
+    objects.extend(target.object);
     objects.sort_unstable();
     objects.dedup();
     let mut keys: Vec<(bool, usize)> = Vec::new();
@@ -151,13 +179,34 @@ pub fn run_target(
     let meshes: Vec<_> = reps.iter().map(|&o| rest_mesh(o)).collect::<Result<_>>()?;
     let mut build_ms = Vec::with_capacity(repeats);
     let mut models: Vec<Model> = Vec::new();
+    let mut topology = None;
+    let mut trees: Vec<BvTree<Rss>> = Vec::new();
+    let is_distance = target.kind == QueryKind::Distance;
+    if is_distance {
+        if let Some(&o) = reps.iter().find(|&&o| scene.is_deforming(o)) {
+            anyhow::bail!(
+                "distance on the deforming object `{}` is not supported yet",
+                scene.objects()[o].name
+            );
+        }
+    }
     for _ in 0..repeats {
         let input = meshes.clone();
         let t = Instant::now();
-        models = input
-            .into_iter()
-            .map(|m| ctx.model(m))
-            .collect::<Result<_, _>>()?;
+        if is_distance {
+            // Distance runs on RSS trees (gprox_query::distance), not on the LBVH.
+            trees = input.iter().map(BvTree::<Rss>::build).collect();
+        } else {
+            models = input
+                .into_iter()
+                .map(|m| ctx.model(m))
+                .collect::<Result<_, _>>()?;
+        }
+        // Self-collision also needs the mesh's adjacency (part of its one-off setup).
+        topology = target.object.map(|o| {
+            let m = scene.mesh(o);
+            Topology::new(m.faces(), m.vertex_count())
+        });
         build_ms.push(t.elapsed().as_secs_f64() * 1e3);
     }
     let slot_of = |o: usize| slot[o].context("object without a model");
@@ -195,7 +244,20 @@ pub fn run_target(
         let mut result = None;
         for _ in 0..repeats {
             let t = Instant::now();
-            let r = query_frame(ctx, scene, target, f, &models, &slot_of, &opts)?;
+            let r = if is_distance {
+                distance_frame(scene, target, f, &meshes, &trees, &slot_of)?
+            } else {
+                query_frame(
+                    ctx,
+                    scene,
+                    target,
+                    f,
+                    &models,
+                    &slot_of,
+                    &opts,
+                    topology.as_ref(),
+                )?
+            };
             times.push(t.elapsed().as_secs_f64() * 1e3);
             if let Some((prev, _)) = &result {
                 anyhow::ensure!(
@@ -229,10 +291,48 @@ pub fn run_target(
 
 /// Whether two frame records hold the same result (timings ignored).
 pub fn same_result(a: &FrameRecord, b: &FrameRecord) -> bool {
-    a.count == b.count && a.collide == b.collide && a.object_pairs == b.object_pairs
+    a.count == b.count
+        && a.collide == b.collide
+        && a.object_pairs == b.object_pairs
+        && a.distance == b.distance
+}
+
+/// Exact minimum distance of one frame (the target's single pair).
+fn distance_frame(
+    scene: &Scene,
+    target: &Target,
+    f: usize,
+    meshes: &[gprox::geometry::TriMesh],
+    trees: &[BvTree<Rss>],
+    slot_of: &dyn Fn(usize) -> Result<usize>,
+) -> Result<(FrameRecord, u64)> {
+    let &[a, b] = target
+        .pairs
+        .first()
+        .context("distance target without a pair")?;
+    let (sa, sb) = (slot_of(a)?, slot_of(b)?);
+    let oa = DistanceObject {
+        mesh: &meshes[sa],
+        tree: &trees[sa],
+        pose: scene.pose64(f, a),
+    };
+    let ob = DistanceObject {
+        mesh: &meshes[sb],
+        tree: &trees[sb],
+        pose: scene.pose64(f, b),
+    };
+    let r = distance(&oa, &ob, &DistanceOptions::default())?;
+    let rec = FrameRecord {
+        frame: f,
+        distance: Some(r.distance),
+        collide: Some(r.distance == 0.0),
+        ..Default::default()
+    };
+    Ok((rec, r.distance.to_bits()))
 }
 
 /// One query of one frame: the result record (timings unset) and a hash of the pair lists.
+#[allow(clippy::too_many_arguments)]
 fn query_frame(
     ctx: &Context,
     scene: &Scene,
@@ -241,7 +341,23 @@ fn query_frame(
     models: &[Model],
     slot_of: &dyn Fn(usize) -> Result<usize>,
     opts: &CollideOptions,
+    topology: Option<&Topology>,
 ) -> Result<(FrameRecord, u64)> {
+    if let (Some(o), Some(topo)) = (target.object, topology) {
+        let m = &models[slot_of(o)?];
+        let r = self_collide(m.mesh(), m.bvh(), topo, None)?;
+        let mut hash = 0xcbf2_9ce4_8422_2325u64;
+        for [i, j] in &r.pairs {
+            hash = fnv(hash, ((*i as u64) << 32) | *j as u64);
+        }
+        let rec = FrameRecord {
+            frame: f,
+            count: Some(r.pairs.len() as u64),
+            collide: Some(!r.pairs.is_empty()),
+            ..Default::default()
+        };
+        return Ok((rec, hash));
+    }
     let pairs = if target.all_pairs {
         let boxes: Vec<_> = (0..scene.object_count())
             .map(|o| {

@@ -8,14 +8,14 @@
 //! run on the host by the CPU's conservative solvers (`vertex_face_toi`, `edge_edge_toi`), each
 //! feature pair from the same face pair as in `gprox_query::ccd::mesh` (feature ownership, and
 //! in self CCD the canonical non-adjacent face pair), so every contact the CPU reports is found
-//! with the same certified time of impact.
+//! with the same certified lower bound `t_lo` (a feature on a non-manifold edge is tested from
+//! several face pairs; of equal `t_lo` the tightest interval is kept here, the first visited on
+//! the CPU).
 
 use gprox_bvh::{Bvh, BvhNode};
 use gprox_geometry::glam::{DVec3, Vec3};
 use gprox_geometry::TriMesh;
-use gprox_query::ccd::{
-    edge_edge_toi, vertex_face_toi, CcdOptions, Feature, FeatureToi, MeshCcd,
-};
+use gprox_query::ccd::{edge_edge_toi, vertex_face_toi, CcdOptions, Feature, FeatureToi, MeshCcd};
 use gprox_query::self_collide::topology::{BAD_EDGE, NO_FACE};
 use gprox_query::self_collide::{share_vertex, Topology};
 
@@ -146,8 +146,30 @@ impl Device {
     /// Self CCD of one mesh moving linearly from its positions to `m.end`: candidates from the
     /// balanced traversal, elementary tests on the host (see the module docs). `topo` must be
     /// `Topology::new(mesh.faces(), mesh.vertex_count())`. Every contact of
-    /// `gprox_query::ccd::ccd_self_with_bvh` over the same tree is reported with the same time of
-    /// impact; `elementary_tests` counts the solver runs here.
+    /// `gprox_query::ccd::ccd_self_with_bvh` over the same tree is reported with the same `t_lo`;
+    /// `elementary_tests` counts the solver runs here.
+    ///
+    /// ```
+    /// use gprox_cuda::{BalanceOptions, Device, MovingMesh};
+    /// use gprox_geometry::{glam::Vec3, TriMesh};
+    /// use gprox_query::{ccd::CcdOptions, self_collide::Topology};
+    /// // Two separate triangles; the second drops through the first.
+    /// let p = vec![Vec3::ZERO, Vec3::X, Vec3::Y,
+    ///              Vec3::new(0.2, 0.2, 1.0), Vec3::new(1.2, 0.2, 1.0), Vec3::new(0.2, 1.2, 1.0)];
+    /// let mesh = TriMesh::new(p.clone(), vec![[0, 1, 2], [3, 4, 5]]).unwrap();
+    /// let end: Vec<Vec3> = p.iter().enumerate()
+    ///     .map(|(i, &v)| if i >= 3 { v - 2.0 * Vec3::Z } else { v }).collect();
+    /// let swept = gprox_bvh::swept::swept_triangle_aabbs(&mesh, &end).unwrap();
+    /// let bvh = gprox_bvh::lbvh::build_from_aabbs(&swept);
+    /// let topo = Topology::new(mesh.faces(), mesh.vertex_count());
+    /// let m = MovingMesh { mesh: &mesh, end: &end, bvh: &bvh };
+    /// let (r, stats) = Device::emulated()
+    ///     .ccd_self(&m, &topo, &CcdOptions::default(), &BalanceOptions::default())
+    ///     .unwrap();
+    /// let toi = r.earliest.unwrap();
+    /// assert!(toi.t_lo <= 0.5 && toi.t_lo > 0.49);
+    /// assert!(stats.rounds >= 1);
+    /// ```
     pub fn ccd_self(
         &self,
         m: &MovingMesh<'_>,
@@ -371,12 +393,14 @@ fn test_faces(
     Ok(())
 }
 
-/// Sorted by feature, one contact per feature (the earliest), and the earliest overall.
+/// Sorted by feature, one contact per feature (the earliest `t_lo`, then the tightest `t_hi`:
+/// independent of visit order), and the earliest overall.
 fn finish(mut contacts: Vec<FeatureToi>, candidate_pairs: usize, tests: usize) -> MeshCcd {
     contacts.sort_by(|x, y| {
         x.feature
             .cmp(&y.feature)
             .then(x.toi.t_lo.total_cmp(&y.toi.t_lo))
+            .then(x.toi.t_hi.total_cmp(&y.toi.t_hi))
     });
     contacts.dedup_by(|x, y| x.feature == y.feature);
     let earliest = contacts

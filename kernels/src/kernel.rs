@@ -3,8 +3,9 @@
 use std::ffi::c_void;
 
 use crate::params::{
-    BalanceScanParams, BalanceSpreadParams, BalanceTraverseParams, CollideParams, HierarchyParams, MortonParams, PrimBoxesParams, RadixParams, ReduceBoundsParams,
-    RefitParams, SelftestParams, TriPairParams, WorldBoxesParams,
+    BalanceScanParams, BalanceSpreadParams, BalanceTraverseParams, CollideParams, HierarchyParams,
+    MortonParams, PrimBoxesParams, RadixParams, ReduceBoundsParams, RefitParams, SelftestParams,
+    TriPairParams, WorldBoxesParams,
 };
 
 /// Signature of an emulator launcher `gprox_emu_launch_<kernel>(grid, block, &params)`.

@@ -13,7 +13,10 @@
 //! Pipelines: [`Device::build_bvh`] (with the stages [`Device::triangle_aabbs`],
 //! [`Device::morton_codes`], [`Device::sort_codes`], [`Device::hierarchy`], [`Device::refit`])
 //! bit-identical to `gprox_bvh::lbvh`, and [`Device::collide_all`] giving the same pair sets as
-//! `gprox_query::collide::collide_all`.
+//! `gprox_query::collide::collide_all`. Every BVTT traversal — collision, self-collision
+//! ([`Device::self_collide`]) and CCD candidates ([`Device::ccd_self`], [`Device::ccd_pair`]) —
+//! runs through gProximity's balanced traversal ([`balance`]: persistent tasks with local work
+//! queues, one idle counter, rebalancing between launches).
 //!
 //! ```
 //! use gprox_cuda::Device;

@@ -14,9 +14,7 @@ use crate::balance::{BalanceOptions, BalanceStats, Traversal, NODE_BOX_STRIDE};
 use crate::device::Device;
 use crate::error::{CudaError, Result};
 use crate::lbvh::validate_bvh;
-use crate::params::{
-    BALANCE_SELF, BALANCE_SKIP_ADJACENT, TRI_INTERSECT, TRI_UNDECIDED,
-};
+use crate::params::{BALANCE_SELF, BALANCE_SKIP_ADJACENT, TRI_INTERSECT, TRI_UNDECIDED};
 
 /// Result of [`Device::self_collide`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

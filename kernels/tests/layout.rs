@@ -122,7 +122,14 @@ fn params_match() {
         flags
     );
     size!(BalanceScanParams);
-    offset!(BalanceScanParams, counts_in, offsets, counts_out, counters, tasks);
+    offset!(
+        BalanceScanParams,
+        counts_in,
+        offsets,
+        counts_out,
+        counters,
+        tasks
+    );
     size!(BalanceSpreadParams);
     offset!(
         BalanceSpreadParams,

@@ -23,7 +23,11 @@ use gprox::{Backend, CollideOptions, Context};
 use serde_json::json;
 
 #[derive(Parser)]
-#[command(name = "gprox", version, about = "Geometric proximity queries between triangle meshes")]
+#[command(
+    name = "gprox",
+    version,
+    about = "Geometric proximity queries between triangle meshes"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -39,6 +43,8 @@ enum BackendArg {
     Cuda,
 }
 
+// Parsed once per run: the size difference between variants does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 enum Command {
     /// Intersecting triangle pairs between two meshes (OBJ, STL, PLY).
@@ -199,7 +205,9 @@ fn collide(
     render: Option<&Path>,
 ) -> Result<(), Failure> {
     if !(margin >= 0.0 && margin.is_finite()) {
-        return Err(input(format!("--margin must be finite and >= 0, got {margin}")));
+        return Err(input(format!(
+            "--margin must be finite and >= 0, got {margin}"
+        )));
     }
     if let Some(r) = render {
         check_picture_path(r)?;
@@ -380,7 +388,9 @@ fn bench(scene: &Path, frames: Option<usize>, json: bool) -> Result<(), Failure>
                 let opts = CollideOptions::default();
                 let t = Instant::now();
                 let count = if kind == "collide-all" {
-                    ctx.collide_all(&a, &pa, &b, &pb, &opts).map_err(internal)?.len()
+                    ctx.collide_all(&a, &pa, &b, &pb, &opts)
+                        .map_err(internal)?
+                        .len()
                 } else {
                     usize::from(ctx.collide_any(&a, &pa, &b, &pb, &opts).map_err(internal)?)
                 };
@@ -388,8 +398,10 @@ fn bench(scene: &Path, frames: Option<usize>, json: bool) -> Result<(), Failure>
                                       "update_ms": update_ms, "query_ms": ms(t)}));
             }
             let target = format!("{}|{}", s.objects()[ia].name, s.objects()[ib].name);
-            rows.push(json!({"query": kind, "target": target, "build_ms": build_ms,
-                             "frames": per_frame}));
+            rows.push(
+                json!({"query": kind, "target": target, "build_ms": build_ms,
+                             "frames": per_frame}),
+            );
         }
     }
     if json {
@@ -398,7 +410,10 @@ fn bench(scene: &Path, frames: Option<usize>, json: bool) -> Result<(), Failure>
     }
     println!("scene {} ({} frames run)", s.name(), n);
     for r in &rows {
-        println!("{} {}: build {:.3} ms", r["query"], r["target"], r["build_ms"]);
+        println!(
+            "{} {}: build {:.3} ms",
+            r["query"], r["target"], r["build_ms"]
+        );
         for f in r["frames"].as_array().into_iter().flatten() {
             println!(
                 "  frame {:3}: {:>6} | update {:.3} ms | query {:.3} ms",

@@ -96,7 +96,8 @@ pub fn triangle_frame(t: &[DVec3; 3]) -> DMat3 {
         .max_by(|a, b| a.length_squared().total_cmp(&b.length_squared()))
         .unwrap_or(DVec3::X);
     let (n2, x2) = (n.length_squared(), x.length_squared());
-    if !(n2 > 1e-24 * x2 * x2) || !n2.is_finite() {
+    let has_area = n2 > 1e-24 * x2 * x2 && n2.is_finite();
+    if !has_area {
         return Moments::from_points(t).frame();
     }
     let x = x / x2.sqrt();

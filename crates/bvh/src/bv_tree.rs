@@ -57,7 +57,7 @@ pub struct BvTree<B> {
 
 /// Internal nodes over more triangles than this merge their children instead of fitting all
 /// corners (the O(n log n) fitting work stops after log2 of this many levels).
-pub const FIT_LEAVES: usize = 64;
+pub const FIT_LEAVES: usize = 2048;
 
 /// Below this many nodes the passes run on one thread.
 const PAR_MIN: usize = 1 << 12;
@@ -186,7 +186,8 @@ impl<B: BoundingVolume> BvTree<B> {
         };
         // Large nodes: fitted in their principal frame around the maximal small nodes below
         // them (one level of approximation, no compounding), independently of each other.
-        let is_small = |i: usize| i >= first_leaf || ((ranges[i].1 - ranges[i].0) as usize) < FIT_LEAVES;
+        let is_small =
+            |i: usize| i >= first_leaf || ((ranges[i].1 - ranges[i].0) as usize) < FIT_LEAVES;
         let large: Vec<usize> = (0..first_leaf).filter(|&i| !is_small(i)).collect();
         let fit_large = |&i: &usize| -> (usize, B) {
             let mut parts = Vec::new();

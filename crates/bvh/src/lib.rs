@@ -20,6 +20,7 @@ pub mod sort;
 pub mod sphere;
 pub mod swept;
 mod topdown;
+pub mod wide;
 
 pub use aabb::Aabb;
 pub use node::{Bvh, BvhNode, LEAF};

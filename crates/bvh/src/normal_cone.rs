@@ -129,26 +129,34 @@ pub fn direction_mask_reference(n: Vec3) -> u32 {
 /// assert_ne!(masks[0], 0); // both normals point up
 /// ```
 pub fn normal_cones(bvh: &Bvh, normals: &[Vec3]) -> Vec<u32> {
-    let mut masks = vec![0u32; bvh.nodes.len()];
-    if bvh.nodes.is_empty() {
+    let len = bvh.nodes.len();
+    let mut masks = vec![0u32; len];
+    if len == 0 || bvh.parents.len() != len {
         return masks;
     }
-    // Post-order with an explicit stack (LBVH depth is not bounded by log n).
-    let mut stack = vec![(0u32, false)];
-    while let Some((i, done)) = stack.pop() {
-        let node = &bvh.nodes[i as usize];
-        if node.is_leaf() {
-            masks[i as usize] = normals
-                .get(node.left as usize)
-                .map_or(0, |&n| direction_mask(n));
-        } else if node.left as usize >= masks.len() || node.right as usize >= masks.len() {
-            masks[i as usize] = 0;
-        } else if done {
-            masks[i as usize] = masks[node.left as usize] & masks[node.right as usize];
-        } else {
-            stack.push((i, true));
-            stack.push((node.left, false));
-            stack.push((node.right, false));
+    // Bottom-up: each leaf walks up; an internal node is merged by the second child to arrive.
+    let mut arrived = vec![0u8; len];
+    for leaf in bvh.first_leaf()..len {
+        let node = &bvh.nodes[leaf];
+        if !node.is_leaf() {
+            continue;
+        }
+        masks[leaf] = normals
+            .get(node.left as usize)
+            .map_or(0, |&n| direction_mask(n));
+        let mut p = bvh.parents[leaf];
+        while let Some(pn) = bvh.nodes.get(p as usize) {
+            let pi = p as usize;
+            arrived[pi] += 1;
+            if arrived[pi] < 2 {
+                break;
+            }
+            let (l, r) = (pn.left as usize, pn.right as usize);
+            masks[pi] = match (masks.get(l), masks.get(r)) {
+                (Some(&x), Some(&y)) => x & y,
+                _ => 0,
+            };
+            p = bvh.parents[pi];
         }
     }
     masks

@@ -191,10 +191,7 @@ impl BoundingVolume for Rss {
     fn merge_all_in_frame(parts: &[Self], frame: &DMat3) -> Self {
         let frame = *frame;
         let ft = frame.transpose();
-        let (mut lo, mut hi) = (
-            DVec3::splat(f64::INFINITY),
-            DVec3::splat(f64::NEG_INFINITY),
-        );
+        let (mut lo, mut hi) = (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY));
         let (mut wlo, mut whi) = (f64::INFINITY, f64::NEG_INFINITY);
         for p in parts {
             for c in p.corners() {

@@ -48,7 +48,10 @@ pub(crate) fn build_sorted(codes: &[u64], order: &[u32], boxes: &[Aabb]) -> Bvh 
         right: LEAF,
     };
     let mut nodes = vec![blank; 2 * n - 1];
-    let mut parents = vec![LEAF; 2 * n - 1];
+    // Every entry but the root's is written below; zeroed memory comes straight from the
+    // allocator (no initialisation pass).
+    let mut parents = vec![0u32; 2 * n - 1];
+    parents[0] = LEAF;
     let ctx = Ctx {
         codes,
         order,

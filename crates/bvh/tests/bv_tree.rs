@@ -7,7 +7,8 @@ use gprox_bvh::bv_tree::{BvTree, Split};
 use gprox_bvh::obb::Obb;
 use gprox_bvh::rss::Rss;
 use gprox_bvh::sphere::Sphere;
-use gprox_bvh::LEAF;
+use gprox_bvh::wide::{Wide4Node, Wide8Node, WideNode, WideTree, EMPTY, LEAF_BIT};
+use gprox_bvh::{bv_tree::FIT_LEAVES, LEAF};
 use gprox_geometry::TriMesh;
 use proptest::prelude::*;
 
@@ -84,6 +85,87 @@ proptest! {
         o.refit(&m);
         check_tree(&t, &m)?;
         check_tree(&o, &m)?;
+    }
+}
+
+/// Every face appears once in the wide tree, and every slot's volume contains all triangles
+/// below that slot.
+fn check_wide<B: BoundingVolume, N: WideNode>(
+    tree: &BvTree<B>,
+    mesh: &TriMesh,
+) -> Result<(), TestCaseError> {
+    let w = WideTree::<B, N>::from_binary(tree).expect("collapses");
+    let mut seen = vec![0u32; mesh.face_count()];
+    // (wide node, volumes of the slots above it)
+    let mut stack: Vec<(usize, Vec<B>)> = vec![(0, Vec::new())];
+    while let Some((k, above)) = stack.pop() {
+        for (s, &c) in w.nodes[k].children().iter().enumerate() {
+            if c == EMPTY {
+                continue;
+            }
+            let mut chain = above.clone();
+            chain.push(*w.slot_bv(k, s));
+            if c & LEAF_BIT != 0 {
+                let f = (c & !LEAF_BIT) as usize;
+                seen[f] += 1;
+                for p in mesh.triangle(f) {
+                    let p = p.as_dvec3();
+                    for bv in &chain {
+                        prop_assert!(bv.contains_point(p, 1e-9 * (1.0 + p.abs().max_element())));
+                    }
+                }
+            } else {
+                prop_assert!((c as usize) < w.nodes.len());
+                stack.push((c as usize, chain));
+            }
+        }
+    }
+    prop_assert!(seen.iter().all(|&c| c == 1), "faces seen {:?}", seen);
+    Ok(())
+}
+
+/// A wavy grid with more faces than [`FIT_LEAVES`], so the upper nodes take the merge path.
+fn big_mesh(k: usize, amp: f32) -> TriMesh {
+    let mut pos = Vec::new();
+    for i in 0..=k {
+        for j in 0..=k {
+            let (x, y) = (i as f32 / k as f32, j as f32 / k as f32);
+            pos.push(Vec3::new(x, y, amp * (7.0 * x).sin() * (5.0 * y).cos()));
+        }
+    }
+    let mut faces = Vec::new();
+    let id = |i: usize, j: usize| (i * (k + 1) + j) as u32;
+    for i in 0..k {
+        for j in 0..k {
+            faces.push([id(i, j), id(i + 1, j), id(i + 1, j + 1)]);
+            faces.push([id(i, j), id(i + 1, j + 1), id(i, j + 1)]);
+        }
+    }
+    TriMesh::new(pos, faces).expect("valid")
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn wide_trees_keep_every_face(m in mesh()) {
+        let t = BvTree::<Rss>::build(&m);
+        check_wide::<Rss, Wide4Node>(&t, &m)?;
+        check_wide::<Rss, Wide8Node>(&t, &m)?;
+    }
+}
+
+proptest! {
+    // Larger meshes: fewer cases, each exercising the merge path above FIT_LEAVES.
+    #![proptest_config(ProptestConfig::with_cases(8))]
+
+    #[test]
+    fn large_trees_contain(amp in 0.0f32..0.3) {
+        let m = big_mesh(50, amp);
+        prop_assert!(m.face_count() > 2 * FIT_LEAVES);
+        let t = BvTree::<Rss>::build(&m);
+        check_tree(&t, &m)?;
+        check_wide::<Rss, Wide8Node>(&t, &m)?;
     }
 }
 

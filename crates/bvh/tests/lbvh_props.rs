@@ -285,6 +285,11 @@ fn large_parallel_build_matches_sequential_oracles() {
     expect.sort_unstable();
     let sorted: Vec<u64> = expect.iter().map(|p| p.0).collect();
     assert_eq!(tree_ranges(&bvh), radix_oracle(&sorted));
+    // The parallel staged path (Karras per node, then refit) gives the same nodes bit for bit.
+    let order: Vec<u32> = expect.iter().map(|p| p.1).collect();
+    let mut staged = lbvh::hierarchy(&sorted, &order);
+    refit::refit(&mut staged, &boxes).unwrap();
+    assert_eq!(staged, bvh);
     // Boxes: recompute bottom-up sequentially from the explicit recursion.
     fn exact(bvh: &Bvh, boxes: &[Aabb], node: usize) -> Aabb {
         let nd = bvh.nodes[node];

@@ -8,8 +8,8 @@
 //! by the exact [`triangles_intersect`] and reported as exactly 0. Degenerate triangles (segments, points) are handled:
 //! their edges cover them, and a face projection is only used when the normal is non-zero.
 
-use glam::DVec3;
 use crate::tri_tri::triangles_intersect;
+use glam::DVec3;
 use robust::{orient3d, Coord3D};
 
 /// Closest points between two triangles and their distance.

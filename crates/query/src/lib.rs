@@ -1,4 +1,5 @@
 //! gprox-query: the CPU backend's queries (collision, distance, CCD, ...), parallel with rayon.
+pub mod broad_phase;
 pub mod ccd;
 pub mod collide;
 pub mod distance;

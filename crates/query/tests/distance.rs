@@ -2,7 +2,7 @@
 //! coordinates), tolerance and threshold semantics, degenerate input, and the benchmark scenes'
 //! reference distances (skipped when /work/shared is absent).
 
-use glam::{Affine3A, DVec3, Mat3, Quat, Vec3};
+use glam::{Affine3A, Mat3, Quat, Vec3};
 use gprox_bvh::bv_tree::BvTree;
 use gprox_bvh::obb::Obb;
 use gprox_bvh::rss::Rss;

@@ -3,7 +3,6 @@
 //! built to defeat unsound culling; plus the per-frame update with its rebuild policy.
 
 #[path = "../../../tests/common/gen.rs"]
-#[allow(dead_code)]
 mod gen;
 #[path = "../../../tests/common/oracle.rs"]
 mod oracle;

@@ -39,7 +39,11 @@ fn casteljau(poly: &[DVec4], t: f64, halves: bool) -> (DVec4, Vec<DVec4>, Vec<DV
 
 impl BezierPatch {
     /// Validates and builds a patch from Euclidean points (row-major) and optional weights.
-    pub fn new(degree: [usize; 2], points: Vec<DVec3>, weights: Option<Vec<f64>>) -> Result<Self, FreeformError> {
+    pub fn new(
+        degree: [usize; 2],
+        points: Vec<DVec3>,
+        weights: Option<Vec<f64>>,
+    ) -> Result<Self, FreeformError> {
         let n = (degree[0] + 1) * (degree[1] + 1);
         if degree[0] == 0 || degree[1] == 0 {
             return Err(FreeformError::BadDegree {
@@ -59,7 +63,11 @@ impl BezierPatch {
         super::curve::validate_points(&points, &weights)?;
         Ok(Self {
             degree,
-            points: points.iter().zip(&weights).map(|(&p, &w)| super::curve::lift(p, w)).collect(),
+            points: points
+                .iter()
+                .zip(&weights)
+                .map(|(&p, &w)| super::curve::lift(p, w))
+                .collect(),
         })
     }
 
@@ -81,7 +89,11 @@ impl BezierPatch {
     /// Point at `(u, v)` by de Casteljau (first along v per row, then along u).
     pub fn point(&self, u: f64, v: f64) -> DVec3 {
         let q1 = self.degree[1] + 1;
-        let col: Vec<DVec4> = self.points.chunks(q1).map(|row| casteljau(row, v, false).0).collect();
+        let col: Vec<DVec4> = self
+            .points
+            .chunks(q1)
+            .map(|row| casteljau(row, v, false).0)
+            .collect();
         project(casteljau(&col, u, false).0)
     }
 
@@ -105,7 +117,16 @@ impl BezierPatch {
                 b[i * (q + 1)..(i + 1) * (q + 1)].copy_from_slice(&r);
             }
         }
-        (Self { degree: self.degree, points: a }, Self { degree: self.degree, points: b })
+        (
+            Self {
+                degree: self.degree,
+                points: a,
+            },
+            Self {
+                degree: self.degree,
+                points: b,
+            },
+        )
     }
 
     /// The same patch as a clamped NURBS surface over `[0,1]^2`.
@@ -113,6 +134,7 @@ impl BezierPatch {
         let pts: Vec<DVec3> = self.control_points();
         let w: Vec<f64> = self.points.iter().map(|h| h.w).collect();
         // Points were validated at construction, so this cannot fail.
-        NurbsSurface::bezier(self.degree, pts, Some(w)).unwrap_or_else(|_| unreachable!("validated patch"))
+        NurbsSurface::bezier(self.degree, pts, Some(w))
+            .unwrap_or_else(|_| unreachable!("validated patch"))
     }
 }

@@ -31,8 +31,7 @@
 //! assert!(r.lower <= r.distance && r.distance <= r.upper);
 //! ```
 
-#[doc(hidden)]
-pub mod traverse;
+mod traverse;
 
 use glam::DVec3;
 use gprox_bvh::bounding_volume::BoundingVolume;

@@ -15,8 +15,6 @@ use rayon::prelude::*;
 
 use super::{DistanceObject, DistanceOptions, DistanceResult};
 
-pub static DBG: [AtomicU64; 3] = [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)];
-
 /// The best triangle pair so far.
 #[derive(Clone, Copy, Debug)]
 struct Best {
@@ -96,7 +94,6 @@ impl<B: BoundingVolume> Ctx<'_, B> {
     /// pays off).
     #[inline]
     fn lower_bound(&self, a: u32, b: u32, _cut: f64) -> f64 {
-        DBG[0].fetch_add(1, Ordering::Relaxed);
         let va = &self.an[a as usize].bv;
         let vb = self.bn[b as usize]
             .bv
@@ -106,7 +103,6 @@ impl<B: BoundingVolume> Ctx<'_, B> {
     }
 
     fn leaf_pair(&self, a: u32, b: u32) -> Best {
-        DBG[2].fetch_add(1, Ordering::Relaxed);
         let ta = self.an[a as usize].left;
         let tb = self.bn[b as usize].left;
         let x = transform_triangle(&self.pose_a, self.am.triangle(ta as usize));

@@ -155,10 +155,10 @@ pub(crate) fn johnson(y: &[DVec3]) -> (usize, [f64; 4]) {
     }
     // Backup: the nearest point among all subsets with positive cofactors.
     let mut best = (1usize << (n - 1), f64::INFINITY, [0.0; 4]);
-    for mask in 1..=full {
+    for (mask, dm) in delta.iter().enumerate().take(full + 1).skip(1) {
         let positive = (0..n)
             .filter(|&i| mask & (1 << i) != 0)
-            .all(|i| delta[mask][i] > 0.0);
+            .all(|i| dm[i] > 0.0);
         if !positive {
             continue;
         }

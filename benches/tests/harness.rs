@@ -1,0 +1,108 @@
+//! The harness end to end on a tiny scene: reports are written, and a reference that
+//! disagrees makes the run fail.
+
+use std::path::{Path, PathBuf};
+
+use clap::Parser;
+use gprox_bench::{run_all, Args};
+
+const TETRA: &str = "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 3 2\nf 1 2 4\nf 1 4 3\nf 2 3 4\n";
+
+/// `root/scenes/tiny` with two tetrahedra: frame 0 far apart, frame 1 coincident (every face
+/// of a tetrahedron shares an edge with every other, so all 4 x 4 face pairs intersect).
+fn tiny(root: &Path) -> PathBuf {
+    let dir = root.join("scenes/tiny");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("tet.obj"), TETRA).unwrap();
+    std::fs::write(
+        dir.join("scene.json"),
+        r#"{"format": "proxbench-scene/1", "name": "tiny", "frames": 2,
+            "objects": [{"name": "a", "mesh": "tet.obj"}, {"name": "b", "mesh": "tet.obj"}],
+            "transforms": "transforms.f32",
+            "queries": [{"kind": "collide-all", "pairs": [["a", "b"]]},
+                        {"kind": "collide-any", "pairs": "all"}]}"#,
+    )
+    .unwrap();
+    let id = [1f32, 0., 0., 0., 0., 1., 0., 0., 0., 0., 1., 0.];
+    let mut far = id;
+    far[3] = 10.0;
+    let t: Vec<u8> = [id, far, id, id]
+        .iter()
+        .flatten()
+        .flat_map(|x| x.to_le_bytes())
+        .collect();
+    std::fs::write(dir.join("transforms.f32"), t).unwrap();
+    std::fs::create_dir_all(root.join("results")).unwrap();
+    root.join("scenes")
+}
+
+fn reference(root: &Path, count1: u64) {
+    let r = format!(
+        r#"{{"scene": "tiny", "queries": [
+        {{"kind": "collide-all", "target": "a|b", "runs": [
+            {{"peer": "ref", "frames": [{{"frame": 0, "count": 0, "collide": false}},
+                                       {{"frame": 1, "count": {count1}, "collide": true}}]}},
+            {{"peer": "slowpoke", "summary": {{"median_query_ms": 1000.0, "median_update_ms": 0.0}}}}]}}]}}"#
+    );
+    std::fs::write(root.join("results/tiny.json"), r).unwrap();
+}
+
+fn args(root: &Path, scenes: &Path) -> Args {
+    Args::parse_from([
+        "gprox-bench",
+        "--scenes",
+        scenes.to_str().unwrap(),
+        "--no-builtin",
+        "--threads",
+        "1",
+        "--repeats",
+        "1",
+        "--lbvh-triangles",
+        "0",
+        "--out",
+        root.join("out").to_str().unwrap(),
+    ])
+}
+
+#[test]
+fn agreeing_reference_passes_and_reports_are_written() {
+    let root = std::env::temp_dir().join(format!("gprox-bench-ok-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let scenes = tiny(&root);
+    reference(&root, 16);
+    assert!(run_all(&args(&root, &scenes)).unwrap());
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("out/report.json")).unwrap())
+            .unwrap();
+    assert_eq!(json["schema"], "gprox-bench/1");
+    let runs = json["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    assert_eq!(runs[0]["count_total"], 16);
+    assert_eq!(runs[0]["reference"]["frames_checked"], 2);
+    assert_eq!(runs[0]["peers"][0]["peer"], "slowpoke");
+    assert!(runs[0]["peers"][0]["ratio"].as_f64().unwrap() < 1.0);
+    // collide-any over "all" pairs: frame 1 has the object pair [0, 1].
+    assert_eq!(
+        runs[1]["frames"][1]["object_pairs"],
+        serde_json::json!([[0, 1]])
+    );
+    assert_eq!(runs[1]["frames"][0]["collide"], false);
+    let md = std::fs::read_to_string(root.join("out/report.md")).unwrap();
+    assert!(md.contains("| tiny | collide-all | a\\|b |"));
+    assert!(root.join("out/tiny__collide-all__a_b.svg").is_file());
+}
+
+#[test]
+fn disagreeing_reference_fails_loudly() {
+    let root = std::env::temp_dir().join(format!("gprox-bench-bad-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let scenes = tiny(&root);
+    reference(&root, 15);
+    assert!(!run_all(&args(&root, &scenes)).unwrap());
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("out/report.json")).unwrap())
+            .unwrap();
+    let failures = json["failures"].as_array().unwrap();
+    assert_eq!(failures.len(), 1);
+    assert!(failures[0].as_str().unwrap().contains("f1: count 16 vs 15"));
+}

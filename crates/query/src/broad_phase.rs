@@ -1,0 +1,364 @@
+//! Many-body collision: a broad phase over object boxes, then the exact narrow phase per
+//! candidate object pair.
+//!
+//! 1. **World boxes** ([`world_aabb`]): each object's BVH root box mapped by its pose in f64
+//!    (centre `R c + t`, half-extent `|R| h`), padded by a rigorous bound on the rounding of
+//!    [`gprox_geometry::transform::transform_point`] and of the mapping itself, plus half the
+//!    contact margin. Every rounded world corner the narrow phase can compute for the object lies
+//!    in this box, so two objects whose boxes are disjoint cannot have a contact.
+//! 2. **Sweep and prune** ([`sweep_and_prune`]): the boxes are sorted by their lower bound along
+//!    the axis on which the box centres vary most, and every box is compared with the following
+//!    ones until their lower bound passes its upper bound. For a few hundred objects this costs
+//!    microseconds, far below the narrow phase.
+//! 3. **Narrow phase**: [`crate::collide::try_collide_all`] (or
+//!    [`crate::collide::try_collide_any`]) on each candidate pair, in parallel over pairs with
+//!    rayon; results are returned in candidate order, i.e. sorted by `(a, b)`, independent of the
+//!    schedule.
+
+use rayon::prelude::*;
+
+use crate::collide::{
+    try_collide_all, try_collide_any, CollideError, CollideOptions, CollisionObject,
+};
+
+/// Relative bound used for every rounding term: far above the handful of `2^-53` roundings of a
+/// corner transform and of the box mapping.
+const K: f64 = 1e-14;
+
+/// A closed axis-aligned box in f64 world coordinates.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct WorldAabb {
+    /// Lower corner.
+    pub min: [f64; 3],
+    /// Upper corner.
+    pub max: [f64; 3],
+}
+
+impl WorldAabb {
+    /// Whether the two closed boxes share a point.
+    #[inline]
+    pub fn overlaps(&self, o: &Self) -> bool {
+        (0..3).all(|i| self.min[i] <= o.max[i] && o.min[i] <= self.max[i])
+    }
+}
+
+/// The contacts of one object pair.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ObjectPairContacts {
+    /// Index of the first object (`a < b`).
+    pub a: u32,
+    /// Index of the second object.
+    pub b: u32,
+    /// Every `[face of a, face of b]` in contact, sorted (as [`crate::collide::collide_all`]).
+    pub pairs: Vec<[u32; 2]>,
+}
+
+/// Result of [`collide_many`]: the object pairs with at least one contact, sorted by `(a, b)`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ManyContacts {
+    /// Object pairs with a non-empty contact list, sorted by `(a, b)`.
+    pub object_pairs: Vec<ObjectPairContacts>,
+    /// Number of triangle pairs over all object pairs.
+    pub total: usize,
+}
+
+/// Errors of the many-body queries, naming the object (index into the slice) concerned.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum BroadPhaseError {
+    /// The contact margin is negative or not finite.
+    #[error("margin {margin} must be finite and >= 0")]
+    BadMargin {
+        /// The given margin.
+        margin: f64,
+    },
+    /// More objects than `u32` indices can name.
+    #[error("{count} objects: at most u32::MAX objects are supported")]
+    TooManyObjects {
+        /// The number of objects given.
+        count: usize,
+    },
+    /// An object's BVH does not have `2 * faces - 1` nodes.
+    #[error("object {object}: bvh has {nodes} nodes, mesh has {faces} faces (expected 2*faces-1)")]
+    BvhMismatch {
+        /// Index of the object.
+        object: usize,
+        /// Nodes in its tree.
+        nodes: usize,
+        /// Faces in its mesh.
+        faces: usize,
+    },
+    /// An object's pose has a NaN or infinite entry.
+    #[error("object {object}: pose has a non-finite entry")]
+    NonFinitePose {
+        /// Index of the object.
+        object: usize,
+    },
+    /// An object's BVH root box is empty or not finite (tree not refitted?).
+    #[error("object {object}: bvh root box is not finite")]
+    NonFiniteBounds {
+        /// Index of the object.
+        object: usize,
+    },
+    /// The narrow phase failed on an object pair (e.g. a corrupt tree).
+    #[error("object pair ({a}, {b}): {source}")]
+    Narrow {
+        /// First object of the pair.
+        a: u32,
+        /// Second object of the pair.
+        b: u32,
+        /// What the pair query reported (its `Side::A` is object `a`).
+        source: CollideError,
+    },
+}
+
+fn check_margin(opts: &CollideOptions) -> Result<(), BroadPhaseError> {
+    if opts.margin.is_finite() && opts.margin >= 0.0 {
+        Ok(())
+    } else {
+        Err(BroadPhaseError::BadMargin {
+            margin: opts.margin,
+        })
+    }
+}
+
+/// The padded world box of object `index` (see the module docs): it holds every world corner
+/// [`gprox_geometry::transform::transform_point`] computes for the object's vertices, grown by
+/// half of `margin` (plus rounding slack) so boxes of objects within `margin` overlap.
+///
+/// `margin` must be finite and `>= 0` (checked by the callers in this module).
+pub fn world_aabb(
+    object: &CollisionObject<'_>,
+    index: usize,
+    margin: f64,
+) -> Result<WorldAabb, BroadPhaseError> {
+    let faces = object.mesh.face_count();
+    let nodes = object.bvh.nodes.len();
+    if faces == 0 || nodes != 2 * faces - 1 {
+        return Err(BroadPhaseError::BvhMismatch {
+            object: index,
+            nodes,
+            faces,
+        });
+    }
+    let rows = &object.pose.rows;
+    if rows.iter().flatten().any(|v| !v.is_finite()) {
+        return Err(BroadPhaseError::NonFinitePose { object: index });
+    }
+    let r = object.bvh.root_aabb();
+    if r.min.iter().chain(&r.max).any(|v| !v.is_finite()) || (0..3).any(|i| r.min[i] > r.max[i]) {
+        return Err(BroadPhaseError::NonFiniteBounds { object: index });
+    }
+    // Local box as centre and half-extent (f64; rounding covered by the pad below).
+    let c = [0, 1, 2].map(|i| (r.min[i] as f64 + r.max[i] as f64) * 0.5);
+    let h = [0, 1, 2].map(|i| (r.max[i] as f64 - r.min[i] as f64) * 0.5);
+    let mag = (0..3)
+        .map(|i| (r.min[i] as f64).abs().max((r.max[i] as f64).abs()))
+        .fold(0.0, f64::max);
+    let norm = rows
+        .iter()
+        .map(|row| row[0].abs() + row[1].abs() + row[2].abs())
+        .fold(0.0, f64::max);
+    let tmax = rows.iter().map(|row| row[3].abs()).fold(0.0, f64::max);
+    // Bound on the magnitude of every world coordinate of the object.
+    let reach = norm * mag + tmax;
+    // Rounding of a world corner (≤ K·reach) plus rounding of this mapping (a few more terms of
+    // the same size); margin: half on each object, with the slack the triangle prefilter uses.
+    let mut pad = 4.0 * K * reach;
+    if margin > 0.0 {
+        pad += 0.5 * margin * (1.0 + 1e-12) + 1e-12 * reach;
+    }
+    let mut out = WorldAabb {
+        min: [0.0; 3],
+        max: [0.0; 3],
+    };
+    for (i, row) in rows.iter().enumerate() {
+        let wc = row[0] * c[0] + row[1] * c[1] + row[2] * c[2] + row[3];
+        let wh = row[0].abs() * h[0] + row[1].abs() * h[1] + row[2].abs() * h[2] + pad;
+        out.min[i] = wc - wh;
+        out.max[i] = wc + wh;
+    }
+    Ok(out)
+}
+
+/// Every pair `[i, j]` (`i < j`) of overlapping closed boxes, sorted: sweep and prune along the
+/// axis of largest variance of the box centres.
+///
+/// ```
+/// use gprox_query::broad_phase::{sweep_and_prune, WorldAabb};
+/// let b = |x: f64| WorldAabb { min: [x, 0.0, 0.0], max: [x + 1.0, 1.0, 1.0] };
+/// // Boxes at x = 0, 3, 1 (touching counts: [0, 1] closes at 1.0 where the third opens).
+/// assert_eq!(sweep_and_prune(&[b(0.0), b(3.0), b(1.0)]), vec![[0, 2]]);
+/// ```
+pub fn sweep_and_prune(boxes: &[WorldAabb]) -> Vec<[u32; 2]> {
+    let n = boxes.len();
+    if n < 2 {
+        return Vec::new();
+    }
+    // Axis of largest variance of the centres.
+    let centre = |b: &WorldAabb, k: usize| 0.5 * b.min[k] + 0.5 * b.max[k];
+    let axis = (0..3)
+        .map(|k| {
+            let mean = boxes.iter().map(|b| centre(b, k)).sum::<f64>() / n as f64;
+            let var = boxes
+                .iter()
+                .map(|b| (centre(b, k) - mean).powi(2))
+                .sum::<f64>();
+            (k, var)
+        })
+        .fold((0, f64::NEG_INFINITY), |best, cur| {
+            if cur.1 > best.1 {
+                cur
+            } else {
+                best
+            }
+        })
+        .0;
+    let (u, v) = ((axis + 1) % 3, (axis + 2) % 3);
+    let mut order: Vec<u32> = (0..n as u32).collect();
+    order.sort_unstable_by(|&a, &b| {
+        boxes[a as usize].min[axis]
+            .total_cmp(&boxes[b as usize].min[axis])
+            .then(a.cmp(&b))
+    });
+    // Sorted copy in a compact layout: [lo_axis, hi_axis, lo_u, hi_u, lo_v, hi_v].
+    let sorted: Vec<[f64; 6]> = order
+        .iter()
+        .map(|&i| {
+            let b = &boxes[i as usize];
+            [
+                b.min[axis],
+                b.max[axis],
+                b.min[u],
+                b.max[u],
+                b.min[v],
+                b.max[v],
+            ]
+        })
+        .collect();
+    let mut out = Vec::new();
+    for (k, s) in sorted.iter().enumerate() {
+        for (t, o) in sorted[k + 1..].iter().enumerate() {
+            if o[0] > s[1] {
+                break;
+            }
+            if o[2] <= s[3] && s[2] <= o[3] && o[4] <= s[5] && s[4] <= o[5] {
+                let (i, j) = (order[k], order[k + 1 + t]);
+                out.push([i.min(j), i.max(j)]);
+            }
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+/// Candidate object pairs `[a, b]` (`a < b`), sorted: every pair whose padded world boxes
+/// ([`world_aabb`], with `opts.margin`) overlap. A superset of the pairs with a contact.
+pub fn broad_phase_pairs(
+    objects: &[CollisionObject<'_>],
+    opts: &CollideOptions,
+) -> Result<Vec<[u32; 2]>, BroadPhaseError> {
+    check_margin(opts)?;
+    if u32::try_from(objects.len()).is_err() {
+        return Err(BroadPhaseError::TooManyObjects {
+            count: objects.len(),
+        });
+    }
+    let boxes = objects
+        .iter()
+        .enumerate()
+        .map(|(i, o)| world_aabb(o, i, opts.margin))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(sweep_and_prune(&boxes))
+}
+
+/// All contacts between all objects: for every object pair the sorted triangle pairs of
+/// [`crate::collide::try_collide_all`], keeping the pairs with at least one contact.
+pub fn try_collide_many(
+    objects: &[CollisionObject<'_>],
+    opts: &CollideOptions,
+) -> Result<ManyContacts, BroadPhaseError> {
+    let candidates = broad_phase_pairs(objects, opts)?;
+    let found: Vec<Result<ObjectPairContacts, BroadPhaseError>> = candidates
+        .par_iter()
+        .map(|&[a, b]| {
+            try_collide_all(&objects[a as usize], &objects[b as usize], opts)
+                .map(|pairs| ObjectPairContacts { a, b, pairs })
+                .map_err(|source| BroadPhaseError::Narrow { a, b, source })
+        })
+        .collect();
+    let mut out = ManyContacts::default();
+    for r in found {
+        let c = r?;
+        if !c.pairs.is_empty() {
+            out.total += c.pairs.len();
+            out.object_pairs.push(c);
+        }
+    }
+    Ok(out)
+}
+
+/// The object pairs `[a, b]` (`a < b`, sorted) whose surfaces touch (or come within the margin):
+/// [`crate::collide::try_collide_any`] on each broad-phase candidate.
+pub fn try_collide_many_any(
+    objects: &[CollisionObject<'_>],
+    opts: &CollideOptions,
+) -> Result<Vec<[u32; 2]>, BroadPhaseError> {
+    let candidates = broad_phase_pairs(objects, opts)?;
+    let hits: Vec<Result<Option<[u32; 2]>, BroadPhaseError>> = candidates
+        .par_iter()
+        .map(|&[a, b]| {
+            try_collide_any(&objects[a as usize], &objects[b as usize], opts)
+                .map(|hit| hit.then_some([a, b]))
+                .map_err(|source| BroadPhaseError::Narrow { a, b, source })
+        })
+        .collect();
+    hits.into_iter().filter_map(Result::transpose).collect()
+}
+
+/// All contacts between all objects (the `pairs: "all"` collide-all query): the object pairs
+/// with at least one intersecting triangle pair, sorted by `(a, b)`, each with its sorted
+/// `[face of a, face of b]` list, and the total count.
+///
+/// # Panics
+/// On the errors of [`try_collide_many`] (a BVH not built for its mesh, a non-finite pose, a
+/// negative margin).
+///
+/// ```
+/// use gprox_geometry::{glam::{Affine3A, Vec3}, transform::Pose64, TriMesh};
+/// use gprox_query::broad_phase::{collide_many, collide_many_any};
+/// use gprox_query::collide::{CollideOptions, CollisionObject};
+/// let tri = TriMesh::new(vec![Vec3::ZERO, Vec3::X, Vec3::Y], vec![[0, 1, 2]]).unwrap();
+/// let bvh = gprox_bvh::lbvh::build(&tri);
+/// let pose = |a: Affine3A| Pose64::from_affine(&a);
+/// let objects = [
+///     CollisionObject::new(&tri, &bvh, Pose64::IDENTITY).unwrap(),
+///     // Far away: no contact with anything.
+///     CollisionObject::new(&tri, &bvh, pose(Affine3A::from_translation(Vec3::splat(5.0)))).unwrap(),
+///     // A quarter turn about x through the first one's corner: they touch.
+///     CollisionObject::new(&tri, &bvh, pose(Affine3A::from_rotation_x(1.5707964))).unwrap(),
+/// ];
+/// let opts = CollideOptions::default();
+/// let all = collide_many(&objects, &opts);
+/// assert_eq!(all.total, 1);
+/// assert_eq!((all.object_pairs[0].a, all.object_pairs[0].b), (0, 2));
+/// assert_eq!(all.object_pairs[0].pairs, vec![[0, 0]]);
+/// assert_eq!(collide_many_any(&objects, &opts), vec![[0, 2]]);
+/// ```
+pub fn collide_many(objects: &[CollisionObject<'_>], opts: &CollideOptions) -> ManyContacts {
+    match try_collide_many(objects, opts) {
+        Ok(v) => v,
+        Err(e) => panic!("collide_many: {e}"),
+    }
+}
+
+/// The object pairs `[a, b]` (`a < b`, sorted) with at least one contact (the `pairs: "all"`
+/// collide-any query); the same pairs as [`collide_many`]'s `object_pairs`.
+///
+/// # Panics
+/// On the errors of [`try_collide_many_any`], as [`collide_many`].
+pub fn collide_many_any(objects: &[CollisionObject<'_>], opts: &CollideOptions) -> Vec<[u32; 2]> {
+    match try_collide_many_any(objects, opts) {
+        Ok(v) => v,
+        Err(e) => panic!("collide_many_any: {e}"),
+    }
+}

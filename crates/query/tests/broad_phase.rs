@@ -1,0 +1,378 @@
+//! Many-body collision (`broad_phase`) against brute force over all object pairs, the exact
+//! rational oracle, and the reference counts of the `nbody-spheres` benchmark scene.
+
+#[path = "../../../tests/common/gen.rs"]
+mod gen;
+#[path = "../../../tests/common/oracle.rs"]
+mod oracle;
+
+use gen::{float_mesh, grid_mesh, grid_pose, pose64, random_pose};
+use gprox_bvh::{lbvh, Bvh};
+use gprox_geometry::glam::Affine3A;
+use gprox_geometry::transform::Pose64;
+use gprox_geometry::TriMesh;
+use gprox_query::broad_phase::{
+    broad_phase_pairs, collide_many, collide_many_any, sweep_and_prune, try_collide_many,
+    BroadPhaseError, WorldAabb,
+};
+use gprox_query::collide::{collide_all, CollideOptions, CollisionObject};
+use proptest::prelude::*;
+
+/// Brute force: `collide_all` on every object pair, keeping the non-empty ones.
+fn brute_force(
+    objects: &[CollisionObject<'_>],
+    opts: &CollideOptions,
+) -> Vec<([u32; 2], Vec<[u32; 2]>)> {
+    let mut out = Vec::new();
+    for i in 0..objects.len() {
+        for j in i + 1..objects.len() {
+            let pairs = collide_all(&objects[i], &objects[j], opts);
+            if !pairs.is_empty() {
+                out.push(([i as u32, j as u32], pairs));
+            }
+        }
+    }
+    out
+}
+
+/// Checks collide_many / collide_many_any / broad_phase_pairs on one configuration against brute
+/// force and, with margin 0, against the exact rational oracle.
+fn check(meshes: &[TriMesh], poses: &[Pose64], margin: f64) -> Result<(), TestCaseError> {
+    let bvhs: Vec<Bvh> = meshes.iter().map(lbvh::build).collect();
+    let objects: Vec<CollisionObject<'_>> = meshes
+        .iter()
+        .zip(&bvhs)
+        .zip(poses)
+        .map(|((m, b), p)| CollisionObject::new(m, b, *p).unwrap())
+        .collect();
+    let opts = CollideOptions { margin };
+    let want = brute_force(&objects, &opts);
+    let got = collide_many(&objects, &opts);
+    let got_list: Vec<([u32; 2], Vec<[u32; 2]>)> = got
+        .object_pairs
+        .iter()
+        .map(|c| ([c.a, c.b], c.pairs.clone()))
+        .collect();
+    prop_assert_eq!(&got_list, &want);
+    prop_assert_eq!(got.total, want.iter().map(|w| w.1.len()).sum::<usize>());
+    let touching: Vec<[u32; 2]> = want.iter().map(|w| w.0).collect();
+    prop_assert_eq!(collide_many_any(&objects, &opts), touching.clone());
+    let candidates = broad_phase_pairs(&objects, &opts).unwrap();
+    prop_assert!(candidates.windows(2).all(|w| w[0] < w[1]), "not sorted");
+    prop_assert!(candidates.iter().all(|p| p[0] < p[1]));
+    for t in &touching {
+        prop_assert!(
+            candidates.binary_search(t).is_ok(),
+            "candidate {:?} missing",
+            t
+        );
+    }
+    if margin == 0.0 {
+        // Independent of collide_all: every object pair the rational oracle finds in contact.
+        for i in 0..meshes.len() {
+            for j in i + 1..meshes.len() {
+                let exact = oracle::brute_force_pairs(&meshes[i], &poses[i], &meshes[j], &poses[j]);
+                let pair = [i as u32, j as u32];
+                prop_assert_eq!(touching.binary_search(&pair).is_ok(), !exact.is_empty());
+                if !exact.is_empty() {
+                    prop_assert!(candidates.binary_search(&pair).is_ok());
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// 2..=6 small grid meshes under axis-aligned rotations with integer translations: boxes and
+/// triangles touch exactly (shared faces, edges, corners) or are disjoint by whole units.
+fn grid_scene() -> impl Strategy<Value = Vec<(TriMesh, Affine3A)>> {
+    prop::collection::vec((grid_mesh(6, 6, 1), grid_pose(2)), 2..=6)
+}
+
+/// Generic float meshes under arbitrary rotations and translations.
+fn float_scene() -> impl Strategy<Value = Vec<(TriMesh, Affine3A)>> {
+    prop::collection::vec((float_mesh(6, 6), random_pose(1.5)), 2..=6)
+}
+
+fn split(scene: Vec<(TriMesh, Affine3A)>) -> (Vec<TriMesh>, Vec<Pose64>) {
+    scene.into_iter().map(|(m, p)| (m, pose64(&p))).unzip()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Exact touching configurations: collide_many == brute force == rational oracle.
+    #[test]
+    fn grid_scenes_match_brute_force(scene in grid_scene()) {
+        let (meshes, poses) = split(scene);
+        check(&meshes, &poses, 0.0)?;
+    }
+
+    /// Generic configurations, with and without a contact margin.
+    #[test]
+    fn float_scenes_match_brute_force(
+        scene in float_scene(),
+        margin in prop_oneof![Just(0.0), Just(0.05), Just(0.3)],
+    ) {
+        let (meshes, poses) = split(scene);
+        check(&meshes, &poses, margin)?;
+    }
+
+    /// Sweep and prune == all-pairs box test, on boxes with many exact ties.
+    #[test]
+    fn sweep_matches_all_pairs(
+        boxes in prop::collection::vec(([-4i32..4, -4i32..4, -4i32..4], [0i32..3, 0i32..3, 0i32..3]), 0..40)
+    ) {
+        let boxes: Vec<WorldAabb> = boxes
+            .iter()
+            .map(|(lo, ext)| WorldAabb {
+                min: lo.map(f64::from),
+                max: [0, 1, 2].map(|k| f64::from(lo[k] + ext[k])),
+            })
+            .collect();
+        let mut want = Vec::new();
+        for i in 0..boxes.len() {
+            for j in i + 1..boxes.len() {
+                if (0..3).all(|k| boxes[i].min[k] <= boxes[j].max[k] && boxes[j].min[k] <= boxes[i].max[k]) {
+                    want.push([i as u32, j as u32]);
+                }
+            }
+        }
+        prop_assert_eq!(sweep_and_prune(&boxes), want);
+    }
+}
+
+#[test]
+fn bad_input_names_the_object() {
+    let tri = TriMesh::new(
+        vec![
+            gprox_geometry::glam::Vec3::ZERO,
+            gprox_geometry::glam::Vec3::X,
+            gprox_geometry::glam::Vec3::Y,
+        ],
+        vec![[0, 1, 2]],
+    )
+    .unwrap();
+    let two = TriMesh::new(tri.positions().to_vec(), vec![[0, 1, 2], [0, 2, 1]]).unwrap();
+    let bvh = lbvh::build(&tri);
+    let ok = CollisionObject {
+        mesh: &tri,
+        bvh: &bvh,
+        pose: Pose64::IDENTITY,
+    };
+    let mismatched = CollisionObject {
+        mesh: &two,
+        bvh: &bvh,
+        pose: Pose64::IDENTITY,
+    };
+    let opts = CollideOptions::default();
+    assert!(matches!(
+        try_collide_many(&[ok, ok, mismatched], &opts),
+        Err(BroadPhaseError::BvhMismatch { object: 2, .. })
+    ));
+    let mut nan = ok;
+    nan.pose.rows[1][3] = f64::NAN;
+    assert!(matches!(
+        try_collide_many(&[ok, nan], &opts),
+        Err(BroadPhaseError::NonFinitePose { object: 1 })
+    ));
+    assert!(matches!(
+        try_collide_many(&[ok, ok], &CollideOptions { margin: -1.0 }),
+        Err(BroadPhaseError::BadMargin { .. })
+    ));
+    // No objects, one object: nothing to report.
+    assert_eq!(try_collide_many(&[], &opts).unwrap().total, 0);
+    assert_eq!(try_collide_many(&[ok], &opts).unwrap().total, 0);
+}
+
+// --- the nbody-spheres benchmark scene ---------------------------------------------------
+
+/// A minimal JSON value (enough for the results file).
+#[derive(Debug)]
+enum Json {
+    /// `null`, `true` or `false` (not needed here).
+    Literal,
+    Num(f64),
+    Str(String),
+    Arr(Vec<Json>),
+    Obj(Vec<(String, Json)>),
+}
+
+impl Json {
+    fn get(&self, key: &str) -> Option<&Json> {
+        match self {
+            Json::Obj(kv) => kv.iter().find(|(k, _)| k == key).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+    fn arr(&self) -> &[Json] {
+        match self {
+            Json::Arr(a) => a,
+            _ => &[],
+        }
+    }
+    fn num(&self) -> f64 {
+        match self {
+            Json::Num(x) => *x,
+            _ => f64::NAN,
+        }
+    }
+    fn str(&self) -> &str {
+        match self {
+            Json::Str(s) => s,
+            _ => "",
+        }
+    }
+}
+
+fn parse_json(s: &[u8], i: &mut usize) -> Json {
+    let ws = |i: &mut usize| {
+        while *i < s.len() && s[*i].is_ascii_whitespace() {
+            *i += 1;
+        }
+    };
+    ws(i);
+    match s[*i] {
+        b'{' => {
+            *i += 1;
+            let mut kv = Vec::new();
+            loop {
+                ws(i);
+                if s[*i] == b'}' {
+                    *i += 1;
+                    break;
+                }
+                let Json::Str(k) = parse_json(s, i) else {
+                    panic!("json key at byte {i}")
+                };
+                ws(i);
+                assert_eq!(s[*i], b':', "json ':' at byte {i}");
+                *i += 1;
+                kv.push((k, parse_json(s, i)));
+                ws(i);
+                if s[*i] == b',' {
+                    *i += 1;
+                }
+            }
+            Json::Obj(kv)
+        }
+        b'[' => {
+            *i += 1;
+            let mut a = Vec::new();
+            loop {
+                ws(i);
+                if s[*i] == b']' {
+                    *i += 1;
+                    break;
+                }
+                a.push(parse_json(s, i));
+                ws(i);
+                if s[*i] == b',' {
+                    *i += 1;
+                }
+            }
+            Json::Arr(a)
+        }
+        b'"' => {
+            *i += 1;
+            let mut out = String::new();
+            while s[*i] != b'"' {
+                if s[*i] == b'\\' {
+                    *i += 1;
+                }
+                out.push(s[*i] as char);
+                *i += 1;
+            }
+            *i += 1;
+            Json::Str(out)
+        }
+        b't' | b'f' | b'n' => {
+            let word: Vec<u8> = s[*i..]
+                .iter()
+                .take_while(|c| c.is_ascii_alphabetic())
+                .copied()
+                .collect();
+            *i += word.len();
+            Json::Literal
+        }
+        _ => {
+            let start = *i;
+            while *i < s.len() && matches!(s[*i], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9') {
+                *i += 1;
+            }
+            let text = std::str::from_utf8(&s[start..*i]).expect("number");
+            Json::Num(
+                text.parse()
+                    .unwrap_or_else(|_| panic!("number {text:?} at byte {start}")),
+            )
+        }
+    }
+}
+
+/// Per frame of the reference run ("ref", brute force) of `kind`: (count, object pairs).
+fn reference(results: &Json, kind: &str) -> Vec<(Option<usize>, Vec<[u32; 2]>)> {
+    let q = results
+        .get("queries")
+        .expect("queries")
+        .arr()
+        .iter()
+        .find(|q| q.get("kind").map(Json::str) == Some(kind))
+        .expect("query kind");
+    let run = q
+        .get("runs")
+        .expect("runs")
+        .arr()
+        .iter()
+        .find(|r| r.get("peer").map(Json::str) == Some("ref"))
+        .expect("ref run");
+    run.get("frames")
+        .expect("frames")
+        .arr()
+        .iter()
+        .map(|f| {
+            let count = f.get("count").map(|c| c.num() as usize);
+            let pairs = f
+                .get("object_pairs")
+                .expect("object_pairs")
+                .arr()
+                .iter()
+                .map(|p| [p.arr()[0].num() as u32, p.arr()[1].num() as u32])
+                .collect();
+            (count, pairs)
+        })
+        .collect()
+}
+
+#[test]
+fn nbody_spheres_match_reference() {
+    let dir = std::path::Path::new("/work/shared/peers/scenes/nbody-spheres");
+    let res = std::path::Path::new("/work/shared/peers/results/nbody-spheres.json");
+    if !dir.exists() || !res.exists() {
+        println!("note: nbody-spheres scene or results absent, skipping");
+        return;
+    }
+    let scene = gprox_geometry::scene::Scene::load(dir).expect("scene loads");
+    let text = std::fs::read(res).expect("results json");
+    let results = parse_json(&text, &mut 0);
+    let all = reference(&results, "collide-all");
+    let any = reference(&results, "collide-any");
+    let bvhs: Vec<Bvh> = scene.meshes().iter().map(lbvh::build).collect();
+    let opts = CollideOptions::default();
+    for f in [0usize, 11, 24, 29] {
+        let objects: Vec<CollisionObject<'_>> = (0..scene.object_count())
+            .map(|o| {
+                let bvh = &bvhs[scene.objects()[o].mesh];
+                CollisionObject::new(scene.mesh(o), bvh, scene.pose64(f, o)).unwrap()
+            })
+            .collect();
+        let got = collide_many(&objects, &opts);
+        let pairs: Vec<[u32; 2]> = got.object_pairs.iter().map(|c| [c.a, c.b]).collect();
+        assert_eq!(Some(got.total), all[f].0, "frame {f}: total count");
+        assert_eq!(pairs, all[f].1, "frame {f}: object pairs");
+        assert_eq!(
+            collide_many_any(&objects, &opts),
+            any[f].1,
+            "frame {f}: any"
+        );
+    }
+}
