@@ -169,6 +169,20 @@ fn check_reference(data: &RunData, peers: Option<&crate::peers::PeerQuery>, src:
                     .push(format!("f{}: distance {a:.9} vs {b:.9} (ref)", f.frame));
             }
         }
+        if let (Some(a), Some(b)) = (f.toi, r.toi) {
+            // Later than the reference = a missed contact: a failure. Earlier is what a
+            // conservative solver may report (a certified lower bound): noted, not failed.
+            if a > b + 1e-9 {
+                check
+                    .mismatches
+                    .push(format!("f{}: toi {a:.9} later than {b:.9} (ref)", f.frame));
+            } else if a < b - 1e-6 {
+                check.notes.push(format!(
+                    "f{}: toi {a:.9} earlier than {b:.9} (ref), conservative",
+                    f.frame
+                ));
+            }
+        }
         if let (Some(a), Some(b)) = (&f.object_pairs, &r.object_pairs) {
             if a != b {
                 check.mismatches.push(format!(

@@ -16,6 +16,8 @@ pub struct RefFrame {
     pub collide: Option<bool>,
     /// Minimum distance (distance queries).
     pub distance: Option<f64>,
+    /// Time of impact (ccd).
+    pub toi: Option<f64>,
     /// Colliding object pairs `[i, j]` (for `pairs: "all"`).
     pub object_pairs: Option<Vec<[u32; 2]>>,
 }
@@ -91,6 +93,7 @@ impl PeerResults {
                                 count: f["count"].as_u64(),
                                 collide: f["collide"].as_bool(),
                                 distance: f["distance"].as_f64(),
+                                toi: f["toi"].as_f64(),
                                 object_pairs,
                             },
                         );

@@ -30,6 +30,10 @@ pub struct FrameRecord {
     /// Minimum distance (distance queries).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub distance: Option<f64>,
+    /// Earliest time of impact in `[0, 1]` of the step to the next frame, 1 if none (ccd;
+    /// gprox reports the certified lower bound `t_lo`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub toi: Option<f64>,
     /// Colliding object pairs (queries over `"all"` pairs).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub object_pairs: Option<Vec<[u32; 2]>>,
@@ -44,6 +48,9 @@ pub struct RefCheck {
     pub frames_checked: usize,
     /// Every disagreement, e.g. `f12: count 420 vs 421 (ref)`.
     pub mismatches: Vec<String>,
+    /// Differences that are allowed but worth knowing (a conservative time of impact earlier
+    /// than the reference).
+    pub notes: Vec<String>,
 }
 
 /// A peer's median next to ours.

@@ -6,6 +6,7 @@ use std::time::Instant;
 use anyhow::{Context as _, Result};
 use gprox::bvh::{bv_tree::BvTree, rss::Rss};
 use gprox::geometry::scene::{Motion, QueryKind, QueryTargets, Scene};
+use gprox::query::ccd::{ccd_self_with_bvh, CcdOptions};
 use gprox::query::collide::CollideOptions;
 use gprox::query::distance::{distance, DistanceObject, DistanceOptions};
 use gprox::query::self_collide::{self_collide, Topology};
@@ -46,8 +47,9 @@ pub fn supported(kind: &QueryKind) -> Result<(), String> {
         QueryKind::CollideAll
         | QueryKind::CollideAny
         | QueryKind::SelfCollide
+        | QueryKind::Ccd
         | QueryKind::Distance => Ok(()),
-        QueryKind::Ccd | QueryKind::Penetration => Err("not wired into the harness yet".into()),
+        QueryKind::Penetration => Err("not wired into the harness yet".into()),
         QueryKind::Other(k) => Err(format!("unknown query kind `{k}`")),
     }
 }
@@ -84,7 +86,9 @@ pub fn targets(scene: &Scene) -> (Vec<Target>, Vec<Skipped>) {
                     });
                 }
             }
-            QueryTargets::Objects(objects) if q.kind == QueryKind::SelfCollide => {
+            QueryTargets::Objects(objects)
+                if matches!(q.kind, QueryKind::SelfCollide | QueryKind::Ccd) =>
+            {
                 for &o in objects {
                     out.push(Target {
                         kind: q.kind.clone(),
@@ -98,7 +102,7 @@ pub fn targets(scene: &Scene) -> (Vec<Target>, Vec<Skipped>) {
             QueryTargets::Objects(_) => skipped.push(Skipped {
                 scene: scene.name().to_string(),
                 query: q.kind.as_str().to_string(),
-                why: "single-object targets are only wired for `self`".into(),
+                why: "single-object targets are only wired for `self` and `ccd`".into(),
             }),
         }
     }
@@ -231,7 +235,9 @@ pub fn run_target(
     let opts = CollideOptions::default();
     let mut out = Vec::with_capacity(frames.len());
     let mut hashes = Vec::with_capacity(frames.len());
-    for &f in frames {
+    // CCD of frame f moves the vertices from frame f to f + 1: the last frame has no step.
+    let steps = |f: &&usize| target.kind != QueryKind::Ccd || **f + 1 < scene.frame_count();
+    for &f in frames.iter().filter(steps) {
         let mut update = Vec::with_capacity(repeats);
         for _ in 0..repeats {
             let t = Instant::now();
@@ -295,6 +301,7 @@ pub fn same_result(a: &FrameRecord, b: &FrameRecord) -> bool {
         && a.collide == b.collide
         && a.object_pairs == b.object_pairs
         && a.distance == b.distance
+        && a.toi == b.toi
 }
 
 /// Exact minimum distance of one frame (the target's single pair).
@@ -343,6 +350,19 @@ fn query_frame(
     opts: &CollideOptions,
     topology: Option<&Topology>,
 ) -> Result<(FrameRecord, u64)> {
+    if let (Some(o), Some(topo), QueryKind::Ccd) = (target.object, topology, &target.kind) {
+        let m = &models[slot_of(o)?];
+        let end = scene.positions(f + 1, o);
+        let r = ccd_self_with_bvh(m.mesh(), end, topo, m.bvh(), &CcdOptions::default())?;
+        let toi = r.earliest.map_or(1.0, |t| t.t_lo);
+        let rec = FrameRecord {
+            frame: f,
+            toi: Some(toi),
+            collide: Some(r.earliest.is_some()),
+            ..Default::default()
+        };
+        return Ok((rec, toi.to_bits()));
+    }
     if let (Some(o), Some(topo)) = (target.object, topology) {
         let m = &models[slot_of(o)?];
         let r = self_collide(m.mesh(), m.bvh(), topo, None)?;

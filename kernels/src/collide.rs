@@ -38,9 +38,10 @@ pub struct GpuCollideOptions {
     /// Pairs closer than this (world units, `>= 0`) count as colliding; 0 = touching or
     /// intersecting only.
     pub margin: f64,
-    /// Initial capacity (in pairs) of the candidate buffer and of the traversal fronts; the
-    /// buffers grow on demand, so this only trades memory against reruns (tests set it to 1 to
-    /// force the grow-and-rerun path).
+    /// Initial capacity (in pairs) of the candidate buffer (and, in
+    /// [`Device::collide_all_simple`], of the traversal fronts); the buffers grow on demand, so
+    /// this only trades memory against reruns (tests set it to 1 to force the grow-and-rerun
+    /// path).
     pub initial_capacity: usize,
 }
 
@@ -78,6 +79,7 @@ struct PairBuffer {
 impl Device {
     /// Every pair `[face of a, face of b]` whose world triangles intersect (closed triangles;
     /// touching counts), or lie within `opts.margin` of each other; sorted, no duplicates.
+    /// The BVTT runs through the balanced traversal ([`crate::balance`], default tuning).
     ///
     /// ```
     /// use gprox_cuda::{CollisionObject, Device, GpuCollideOptions};

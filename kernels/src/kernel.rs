@@ -74,6 +74,14 @@ kernels! {
     BalanceSpread => gprox_balance_spread, gprox_emu_launch_gprox_balance_spread, BalanceSpreadParams;
     /// Self-test of warp intrinsics and shared memory (`selftest.cu`).
     SelftestWarp => gprox_selftest_warp, gprox_emu_launch_gprox_selftest_warp, SelftestParams;
+    /// Distance traversal: bounds of every child pair of a front (`distance.cu`).
+    DistanceExpand => gprox_distance_expand, gprox_emu_launch_gprox_distance_expand, crate::distance::DistanceExpandParams;
+    /// Distance traversal: pruning, next front and leaf pairs (`distance.cu`).
+    DistanceFilter => gprox_distance_filter, gprox_emu_launch_gprox_distance_filter, crate::distance::DistanceFilterParams;
+    /// Distance traversal: exact triangle distances of leaf pairs (`distance.cu`).
+    DistanceTriangles => gprox_distance_triangles, gprox_emu_launch_gprox_distance_triangles, crate::distance::DistanceTrianglesParams;
+    /// Distance traversal: block minimum with argmin (`distance.cu`).
+    DistanceMin => gprox_distance_min, gprox_emu_launch_gprox_distance_min, crate::distance::DistanceMinParams;
 }
 
 unsafe extern "C" {

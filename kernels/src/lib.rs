@@ -31,6 +31,7 @@ pub mod ccd;
 pub mod collide;
 mod cuda;
 pub mod device;
+pub mod distance;
 pub mod error;
 pub mod kernel;
 pub mod lbvh;

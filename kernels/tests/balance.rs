@@ -223,7 +223,7 @@ proptest! {
 
     #[test]
     fn self_ccd_matches_cpu(
-        (m, end) in moving(14),
+        (m, end) in moving(12),
         opts in balance_opts(),
     ) {
         let d = Device::emulated();

@@ -8,12 +8,14 @@ use gprox_cuda::params::{
 use gprox_cuda::{Device, Kernel};
 use proptest::prelude::*;
 
+/// Work queues, one per task.
+type Queues = Vec<Vec<[u32; 2]>>;
+/// What [`balance`] returns: offsets, shares, output queues, counters.
+type Balanced = (Vec<u32>, Vec<u32>, Queues, Vec<u32>);
+
 /// Runs scan + spread on queues `queues` (one Vec of items per task) with output regions of
 /// `extra` pairs beyond the even share; returns (offsets, shares, output queues, counters).
-fn balance(
-    queues: &[Vec<[u32; 2]>],
-    extra: u32,
-) -> (Vec<u32>, Vec<u32>, Vec<Vec<[u32; 2]>>, Vec<u32>) {
+fn balance(queues: &[Vec<[u32; 2]>], extra: u32) -> Balanced {
     let d = Device::emulated();
     let tasks = queues.len() as u32;
     let stride_in = queues.iter().map(Vec::len).max().unwrap_or(0).max(1) as u32;
@@ -104,7 +106,7 @@ proptest! {
         extra in 0u32..3,
     ) {
         // Distinct items: (task, index) pairs.
-        let queues: Vec<Vec<[u32; 2]>> = sizes
+        let queues: Queues = sizes
             .iter()
             .enumerate()
             .map(|(t, &n)| (0..n as u32).map(|i| [t as u32, i]).collect())

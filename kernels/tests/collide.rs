@@ -86,6 +86,14 @@ proptest! {
         let gpu = gpu_pairs(&d, &a, pa, &b, pb, opts);
         prop_assert_eq!(&gpu, &brute_force(&a, &pa, &b, &pb));
         prop_assert_eq!(&gpu, &cpu_pairs(&a, pa, &b, pb, 0.0));
+        // The simple (unbalanced) traversal kernel gives the same pairs.
+        let (ba, bb) = (lbvh::build(&a), lbvh::build(&b));
+        let simple = d.collide_all_simple(
+            &CollisionObject { mesh: &a, bvh: &ba, pose: pa },
+            &CollisionObject { mesh: &b, bvh: &bb, pose: pb },
+            &opts,
+        ).unwrap();
+        prop_assert_eq!(&simple, &gpu);
     }
 
     #[test]

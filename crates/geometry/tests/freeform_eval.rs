@@ -22,7 +22,10 @@ fn surface_files(dir: &Path) -> Vec<PathBuf> {
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| {
             p.extension().is_some_and(|e| e == "json")
-                && !matches!(p.file_name().and_then(|n| n.to_str()), Some("pairs.json" | "index.json"))
+                && !matches!(
+                    p.file_name().and_then(|n| n.to_str()),
+                    Some("pairs.json" | "index.json")
+                )
         })
         .collect();
     v.sort();
@@ -30,7 +33,12 @@ fn surface_files(dir: &Path) -> Vec<PathBuf> {
 }
 
 fn v3(v: &Value) -> DVec3 {
-    let a: Vec<f64> = v.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+    let a: Vec<f64> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect();
     DVec3::new(a[0], a[1], a[2])
 }
 
@@ -66,7 +74,11 @@ fn samples_match_occt() {
                 // Relative to the larger of the value and a scale for that derivative order
                 // (derivative vectors that vanish are compared against the model scale).
                 let e = rel_err(got, want, scale * 1e-3);
-                assert!(e <= tol, "{}: sample {k} {name}: got {got}, want {want}, rel {e:e}", f.display());
+                assert!(
+                    e <= tol,
+                    "{}: sample {k} {name}: got {got}, want {want}, rel {e:e}",
+                    f.display()
+                );
             }
         }
     }
@@ -86,7 +98,12 @@ fn split_restrict_and_bezier_extraction_keep_geometry() {
         let vm = d.v0 + 0.61 * (d.v1 - d.v0);
         let (a, b) = s.split(true, um).unwrap();
         let (c, e) = s.split(false, vm).unwrap();
-        let r = ParamRect::new(d.u0 + 0.2 * (d.u1 - d.u0), d.u0 + 0.7 * (d.u1 - d.u0), vm, d.v1);
+        let r = ParamRect::new(
+            d.u0 + 0.2 * (d.u1 - d.u0),
+            d.u0 + 0.7 * (d.u1 - d.u0),
+            vm,
+            d.v1,
+        );
         let sub = s.restrict(&r);
         let patches = s.bezier_patches();
         for i in 0..=10 {
@@ -95,28 +112,59 @@ fn split_restrict_and_bezier_extraction_keep_geometry() {
                 let (u, v) = s.clamp_param(d.u0 + fu * (d.u1 - d.u0), d.v0 + fv * (d.v1 - d.v0));
                 let want = s.point(u, v);
                 let piece = if u <= um { &a } else { &b };
-                assert!((piece.point(u, v) - want).length() < tol, "{} split u", f.display());
+                assert!(
+                    (piece.point(u, v) - want).length() < tol,
+                    "{} split u",
+                    f.display()
+                );
                 let piece = if v <= vm { &c } else { &e };
-                assert!((piece.point(u, v) - want).length() < tol, "{} split v", f.display());
+                assert!(
+                    (piece.point(u, v) - want).length() < tol,
+                    "{} split v",
+                    f.display()
+                );
                 let (ru, rv) = (r.u0 + fu * (r.u1 - r.u0), r.v0 + fv * (r.v1 - r.v0));
-                assert!((sub.point(ru, rv) - s.point(ru, rv)).length() < tol, "{} restrict", f.display());
-                let Some((rect, pts)) = patches.iter().find(|(rc, _)| rc.contains(u, v)) else { panic!("{}: no patch at {u},{v}: {:?}", f.display(), patches.iter().map(|p| p.0).collect::<Vec<_>>()) };
+                assert!(
+                    (sub.point(ru, rv) - s.point(ru, rv)).length() < tol,
+                    "{} restrict",
+                    f.display()
+                );
+                let Some((rect, pts)) = patches.iter().find(|(rc, _)| rc.contains(u, v)) else {
+                    panic!(
+                        "{}: no patch at {u},{v}: {:?}",
+                        f.display(),
+                        patches.iter().map(|p| p.0).collect::<Vec<_>>()
+                    )
+                };
                 let bez = bezier_from(s.degree(), pts);
-                let (bu, bv) = ((u - rect.u0) / (rect.u1 - rect.u0), (v - rect.v0) / (rect.v1 - rect.v0));
-                assert!((bez.point(bu, bv) - want).length() < tol, "{} bezier", f.display());
+                let (bu, bv) = (
+                    (u - rect.u0) / (rect.u1 - rect.u0),
+                    (v - rect.v0) / (rect.v1 - rect.v0),
+                );
+                assert!(
+                    (bez.point(bu, bv) - want).length() < tol,
+                    "{} bezier",
+                    f.display()
+                );
             }
         }
         // The control-net box contains the surface.
         for i in 0..=20 {
             for j in 0..=20 {
-                let p = s.point(d.u0 + i as f64 / 20.0 * (d.u1 - d.u0), d.v0 + j as f64 / 20.0 * (d.v1 - d.v0));
+                let p = s.point(
+                    d.u0 + i as f64 / 20.0 * (d.u1 - d.u0),
+                    d.v0 + j as f64 / 20.0 * (d.v1 - d.v0),
+                );
                 assert!(p.cmpge(lo - tol).all() && p.cmple(hi + tol).all());
             }
         }
     }
 }
 
-fn bezier_from(deg: [usize; 2], pts: &[gprox_geometry::glam::DVec4]) -> gprox_geometry::freeform::BezierPatch {
+fn bezier_from(
+    deg: [usize; 2],
+    pts: &[gprox_geometry::glam::DVec4],
+) -> gprox_geometry::freeform::BezierPatch {
     let e: Vec<DVec3> = pts.iter().map(|h| h.truncate() / h.w).collect();
     let w: Vec<f64> = pts.iter().map(|h| h.w).collect();
     gprox_geometry::freeform::BezierPatch::new(deg, e, Some(w)).unwrap()
@@ -128,9 +176,22 @@ fn validation_errors_name_the_problem() {
     let pts = vec![DVec3::ZERO; 4];
     let k = vec![0.0, 0.0, 1.0, 1.0];
     let ok = |s: Result<NurbsSurface, E>| s.map(|_| ());
-    assert!(ok(NurbsSurface::new([1, 1], [k.clone(), k.clone()], [2, 2], pts.clone(), None)).is_ok());
+    assert!(ok(NurbsSurface::new(
+        [1, 1],
+        [k.clone(), k.clone()],
+        [2, 2],
+        pts.clone(),
+        None
+    ))
+    .is_ok());
     assert!(matches!(
-        NurbsSurface::new([0, 1], [vec![0.0, 1.0], k.clone()], [2, 2], pts.clone(), None),
+        NurbsSurface::new(
+            [0, 1],
+            [vec![0.0, 1.0], k.clone()],
+            [2, 2],
+            pts.clone(),
+            None
+        ),
         Err(E::BadDegree { direction: "u", .. })
     ));
     assert!(matches!(
@@ -138,19 +199,51 @@ fn validation_errors_name_the_problem() {
         Err(E::BadDegree { .. })
     ));
     assert!(matches!(
-        NurbsSurface::new([1, 1], [vec![0.0, 0.0, 1.0], k.clone()], [2, 2], pts.clone(), None),
-        Err(E::KnotCount { expected: 4, got: 3, .. })
+        NurbsSurface::new(
+            [1, 1],
+            [vec![0.0, 0.0, 1.0], k.clone()],
+            [2, 2],
+            pts.clone(),
+            None
+        ),
+        Err(E::KnotCount {
+            expected: 4,
+            got: 3,
+            ..
+        })
     ));
     assert!(matches!(
-        NurbsSurface::new([1, 1], [vec![0.0, 0.0, 1.0, 0.5], k.clone()], [2, 2], pts.clone(), None),
+        NurbsSurface::new(
+            [1, 1],
+            [vec![0.0, 0.0, 1.0, 0.5], k.clone()],
+            [2, 2],
+            pts.clone(),
+            None
+        ),
         Err(E::KnotOrder { index: 3, .. })
     ));
     assert!(matches!(
-        NurbsSurface::new([1, 1], [k.clone(), vec![0.0, 0.0, f64::NAN, 1.0]], [2, 2], pts.clone(), None),
-        Err(E::KnotOrder { direction: "v", index: 2, .. })
+        NurbsSurface::new(
+            [1, 1],
+            [k.clone(), vec![0.0, 0.0, f64::NAN, 1.0]],
+            [2, 2],
+            pts.clone(),
+            None
+        ),
+        Err(E::KnotOrder {
+            direction: "v",
+            index: 2,
+            ..
+        })
     ));
     assert!(matches!(
-        NurbsSurface::new([1, 1], [k.clone(), k.clone()], [2, 2], pts.clone(), Some(vec![1.0, 0.0, 1.0, 1.0])),
+        NurbsSurface::new(
+            [1, 1],
+            [k.clone(), k.clone()],
+            [2, 2],
+            pts.clone(),
+            Some(vec![1.0, 0.0, 1.0, 1.0])
+        ),
         Err(E::BadWeight { index: 1, .. })
     ));
     let mut bad = pts.clone();
@@ -160,15 +253,26 @@ fn validation_errors_name_the_problem() {
         Err(E::NonFinitePoint { index: 3, .. })
     ));
     assert!(matches!(
-        NurbsSurface::new([1, 1], [vec![0.0, 0.0, 0.0, 1.0, 1.0], k.clone()], [3, 2], [pts.clone(), pts[..2].to_vec()].concat(), None),
+        NurbsSurface::new(
+            [1, 1],
+            [vec![0.0, 0.0, 0.0, 1.0, 1.0], k.clone()],
+            [3, 2],
+            [pts.clone(), pts[..2].to_vec()].concat(),
+            None
+        ),
         Err(E::KnotMultiplicity { .. })
     ));
     // .bpt errors carry the line.
     let e = gprox_geometry::freeform::parse_bpt("1\n3 3\n0 0 x\n", Path::new("t.bpt")).unwrap_err();
     assert!(matches!(e, E::Parse { line: 3, .. }), "{e}");
-    let e = gprox_geometry::freeform::parse_bpt("2\n1 1\n0 0 0\n0 0 0\n0 0 0\n0 0 0\n", Path::new("t.bpt")).unwrap_err();
+    let e = gprox_geometry::freeform::parse_bpt(
+        "2\n1 1\n0 0 0\n0 0 0\n0 0 0\n0 0 0\n",
+        Path::new("t.bpt"),
+    )
+    .unwrap_err();
     assert!(matches!(e, E::Parse { .. }), "{e}");
-    let e = gprox_geometry::freeform::parse_nurbs_json("{\"degree_u\": 2}", Path::new("s.json")).unwrap_err();
+    let e = gprox_geometry::freeform::parse_nurbs_json("{\"degree_u\": 2}", Path::new("s.json"))
+        .unwrap_err();
     assert!(e.to_string().contains("degree_v"), "{e}");
 }
 
@@ -176,7 +280,8 @@ fn validation_errors_name_the_problem() {
 fn teapot_embedded_matches_shared_copy() {
     let t = gprox_geometry::freeform::teapot();
     assert_eq!(t.len(), 32);
-    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/bezier/teapot.bpt");
+    let shared =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/bezier/teapot.bpt");
     if !shared.is_file() {
         eprintln!("note: shared teapot absent; skipping comparison");
         return;
@@ -185,16 +290,27 @@ fn teapot_embedded_matches_shared_copy() {
     assert_eq!(s, t);
     // Bézier patch and its NURBS form agree; de Casteljau subdivision keeps geometry.
     for surf in &t {
-        let pts: Vec<DVec3> = (0..4).flat_map(|i| (0..4).map(move |j| (i, j))).map(|(i, j)| surf.control_point(i, j)).collect();
+        let pts: Vec<DVec3> = (0..4)
+            .flat_map(|i| (0..4).map(move |j| (i, j)))
+            .map(|(i, j)| surf.control_point(i, j))
+            .collect();
         let b = gprox_geometry::freeform::BezierPatch::new([3, 3], pts, None).unwrap();
         let (l, r) = b.subdivide(true, 0.3);
         let (bl, br) = b.subdivide(false, 0.6);
         for (u, v) in [(0.1, 0.2), (0.5, 0.5), (0.9, 0.7), (0.0, 1.0)] {
             let want = surf.point(u, v);
             assert!((b.point(u, v) - want).length() < 1e-12);
-            let got = if u <= 0.3 { l.point(u / 0.3, v) } else { r.point((u - 0.3) / 0.7, v) };
+            let got = if u <= 0.3 {
+                l.point(u / 0.3, v)
+            } else {
+                r.point((u - 0.3) / 0.7, v)
+            };
             assert!((got - want).length() < 1e-12);
-            let got = if v <= 0.6 { bl.point(u, v / 0.6) } else { br.point(u, (v - 0.6) / 0.4) };
+            let got = if v <= 0.6 {
+                bl.point(u, v / 0.6)
+            } else {
+                br.point(u, (v - 0.6) / 0.4)
+            };
             assert!((got - want).length() < 1e-12);
         }
     }

@@ -45,10 +45,19 @@ fn teapot_patches_within_tolerance() {
         check(s, 1e-2);
         check(s, 1e-3);
     }
-    let mesh = FreeformModel::new(teapot()).unwrap().tessellate(1e-2).unwrap();
+    let mesh = FreeformModel::new(teapot())
+        .unwrap()
+        .tessellate(1e-2)
+        .unwrap();
     assert!(mesh.face_count() > 32 * 2);
-    assert!(FreeformModel::new(teapot()).unwrap().tessellate(0.0).is_err());
-    assert!(FreeformModel::new(teapot()).unwrap().tessellate(f64::NAN).is_err());
+    assert!(FreeformModel::new(teapot())
+        .unwrap()
+        .tessellate(0.0)
+        .is_err());
+    assert!(FreeformModel::new(teapot())
+        .unwrap()
+        .tessellate(f64::NAN)
+        .is_err());
 }
 
 #[test]
@@ -58,7 +67,14 @@ fn nurbs_surfaces_within_tolerance() {
         eprintln!("note: {} absent; skipping", dir.display());
         return;
     }
-    for name in ["sphere_patch", "torus_full", "revolved_vase", "loft", "coons_patch", "interp_wave"] {
+    for name in [
+        "sphere_patch",
+        "torus_full",
+        "revolved_vase",
+        "loft",
+        "coons_patch",
+        "interp_wave",
+    ] {
         let s = load_nurbs_json(dir.join(format!("{name}.json"))).unwrap();
         let (lo, hi) = s.control_bounds();
         let tol = 2e-3 * (hi - lo).max_element();

@@ -9,7 +9,9 @@
 //! 2. **Sweep and prune** ([`sweep_and_prune`]): the boxes are sorted by their lower bound along
 //!    the axis on which the box centres vary most, and every box is compared with the following
 //!    ones until their lower bound passes its upper bound. For a few hundred objects this costs
-//!    microseconds, far below the narrow phase.
+//!    microseconds, far below the narrow phase. Each box is clipped to the box of the object's
+//!    bounding ball ([`world_sphere`]), and candidates whose balls are apart are dropped: for
+//!    round objects under rotation this removes most pairs the boxes let through.
 //! 3. **Narrow phase**: [`crate::collide::try_collide_all`] (or
 //!    [`crate::collide::try_collide_any`]) on each candidate pair, in parallel over pairs with
 //!    rayon; results are returned in candidate order, i.e. sorted by `(a, b)`, independent of the
@@ -251,8 +253,124 @@ pub fn sweep_and_prune(boxes: &[WorldAabb]) -> Vec<[u32; 2]> {
     out
 }
 
+/// A ball in f64 world coordinates holding every world corner of an object (see
+/// [`world_sphere`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct WorldSphere {
+    /// Centre: the image of the root box centre.
+    pub centre: [f64; 3],
+    /// Radius, padded for rounding and half the margin.
+    pub radius: f64,
+}
+
+/// Centre of the root box and an upper bound on the distance from it to every vertex of the
+/// mesh, in the mesh's own coordinates (f64).
+fn local_ball(object: &CollisionObject<'_>) -> ([f64; 3], f64) {
+    let r = object.bvh.root_aabb();
+    let c = [0, 1, 2].map(|i| (r.min[i] as f64 + r.max[i] as f64) * 0.5);
+    let sq = object
+        .mesh
+        .positions()
+        .iter()
+        .map(|v| {
+            let d = [v.x as f64 - c[0], v.y as f64 - c[1], v.z as f64 - c[2]];
+            d[0] * d[0] + d[1] * d[1] + d[2] * d[2]
+        })
+        .fold(0.0, f64::max);
+    // A few roundings of relative size 2^-53 at most.
+    (c, sq.sqrt() * (1.0 + 1e-12))
+}
+
+/// An upper bound on the spectral norm of the linear part of a pose (how much it can stretch
+/// a ball): `‖R‖₂² = ρ(RᵀR) ≤ ‖RᵀR‖∞`, with slack for the rounding of `RᵀR`; never above the
+/// Frobenius norm. About 1 for a rotation.
+fn spectral_bound(rows: &[[f64; 4]; 3]) -> f64 {
+    let col = |j: usize| [rows[0][j], rows[1][j], rows[2][j]];
+    let cols = [col(0), col(1), col(2)];
+    let dot = |a: &[f64; 3], b: &[f64; 3]| a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+    let n_inf = (0..3)
+        .map(|i| (0..3).map(|j| dot(&cols[i], &cols[j]).abs()).sum::<f64>())
+        .fold(0.0, f64::max);
+    let norm_inf = rows
+        .iter()
+        .map(|r| r[0].abs() + r[1].abs() + r[2].abs())
+        .fold(0.0, f64::max);
+    let norm_one = cols
+        .iter()
+        .map(|c| c[0].abs() + c[1].abs() + c[2].abs())
+        .fold(0.0, f64::max);
+    // Each entry of RᵀR rounds by at most a few 2^-53 of Σ|r_ki||r_kj| ≤ ‖R‖₁‖R‖∞.
+    let sq = n_inf * (1.0 + 1e-12) + 1e-12 * norm_one * norm_inf;
+    let fro = rows
+        .iter()
+        .map(|r| r[0] * r[0] + r[1] * r[1] + r[2] * r[2])
+        .sum::<f64>();
+    sq.min(fro).sqrt() * (1.0 + 1e-12)
+}
+
+/// The padded world ball of an object whose local ball ([`local_ball`]) is `(c, r)`. The
+/// object must have passed [`world_aabb`]'s checks.
+fn world_sphere_from(
+    object: &CollisionObject<'_>,
+    (c, r): ([f64; 3], f64),
+    margin: f64,
+) -> WorldSphere {
+    let rows = &object.pose.rows;
+    let rb = object.bvh.root_aabb();
+    let mag = (0..3)
+        .map(|i| (rb.min[i] as f64).abs().max((rb.max[i] as f64).abs()))
+        .fold(0.0, f64::max)
+        .max(r);
+    let norm = rows
+        .iter()
+        .map(|row| row[0].abs() + row[1].abs() + row[2].abs())
+        .fold(0.0, f64::max);
+    let tmax = rows.iter().map(|row| row[3].abs()).fold(0.0, f64::max);
+    let reach = norm * mag + tmax;
+    let spec = spectral_bound(rows);
+    // Rounding of every world corner and of the centre (each <= K·reach per coordinate, <= 2K
+    // in Euclidean norm), with room to spare.
+    let mut radius = spec * r * (1.0 + 1e-12) + 8.0 * K * reach;
+    if margin > 0.0 {
+        radius += 0.5 * margin * (1.0 + 1e-12) + 1e-12 * reach;
+    }
+    let centre = [0, 1, 2].map(|i| {
+        let row = &rows[i];
+        row[0] * c[0] + row[1] * c[1] + row[2] * c[2] + row[3]
+    });
+    WorldSphere { centre, radius }
+}
+
+/// The padded world ball of object `index`: centre the image of its root box centre, radius
+/// bounding the distance to every world corner
+/// [`gprox_geometry::transform::transform_point`] computes for its vertices (scans the
+/// vertices), plus half of `margin`.
+pub fn world_sphere(
+    object: &CollisionObject<'_>,
+    index: usize,
+    margin: f64,
+) -> Result<WorldSphere, BroadPhaseError> {
+    world_aabb(object, index, margin)?;
+    Ok(world_sphere_from(object, local_ball(object), margin))
+}
+
+/// Whether two padded world balls can hold points of both objects within contact.
+#[inline]
+fn balls_meet(a: &WorldSphere, b: &WorldSphere) -> bool {
+    let d2 = (0..3)
+        .map(|k| (a.centre[k] - b.centre[k]).powi(2))
+        .sum::<f64>();
+    // Relative slack for the rounding of the difference, the squares and the sum.
+    let reach = (a.radius + b.radius) * (1.0 + 1e-12);
+    d2 <= reach * reach
+}
+
 /// Candidate object pairs `[a, b]` (`a < b`), sorted: every pair whose padded world boxes
-/// ([`world_aabb`], with `opts.margin`) overlap. A superset of the pairs with a contact.
+/// ([`world_aabb`], clipped to the box of the object's [`world_sphere`]) overlap and whose
+/// world balls meet. A superset of the pairs with a contact.
+///
+/// The local balls scan each distinct mesh's vertices once per call (meshes shared by several
+/// objects are recognised by address).
 pub fn broad_phase_pairs(
     objects: &[CollisionObject<'_>],
     opts: &CollideOptions,
@@ -263,12 +381,40 @@ pub fn broad_phase_pairs(
             count: objects.len(),
         });
     }
-    let boxes = objects
+    let mut boxes = objects
         .iter()
         .enumerate()
         .map(|(i, o)| world_aabb(o, i, opts.margin))
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(sweep_and_prune(&boxes))
+    // Local balls per distinct (mesh, tree).
+    let key = |o: &CollisionObject<'_>| (o.mesh as *const _ as usize, o.bvh as *const _ as usize);
+    let mut keys: Vec<((usize, usize), usize)> = objects
+        .iter()
+        .enumerate()
+        .map(|(i, o)| (key(o), i))
+        .collect();
+    keys.sort_unstable();
+    keys.dedup_by_key(|k| k.0);
+    let balls: Vec<([f64; 3], f64)> = keys
+        .par_iter()
+        .map(|&(_, i)| local_ball(&objects[i]))
+        .collect();
+    let spheres: Vec<WorldSphere> = objects
+        .iter()
+        .map(|o| {
+            let at = keys.partition_point(|k| k.0 < key(o));
+            world_sphere_from(o, balls[at], opts.margin)
+        })
+        .collect();
+    for (b, s) in boxes.iter_mut().zip(&spheres) {
+        for k in 0..3 {
+            b.min[k] = b.min[k].max(s.centre[k] - s.radius * (1.0 + 1e-12));
+            b.max[k] = b.max[k].min(s.centre[k] + s.radius * (1.0 + 1e-12));
+        }
+    }
+    let mut pairs = sweep_and_prune(&boxes);
+    pairs.retain(|&[a, b]| balls_meet(&spheres[a as usize], &spheres[b as usize]));
+    Ok(pairs)
 }
 
 /// All contacts between all objects: for every object pair the sorted triangle pairs of

@@ -11,6 +11,7 @@
 //! With more than one rayon thread the traversal front is widened breadth-first and split into
 //! tasks; the output is sorted, so it does not depend on the schedule.
 
+mod bv;
 mod frame;
 mod traverse;
 
@@ -23,6 +24,12 @@ use rayon::prelude::*;
 
 use frame::{box_magnitude, Frame};
 use traverse::{with_scratch, Sink, Traversal};
+
+pub use bv::{
+    collide_all_bv, collide_all_models, collide_any_bv, collide_any_models, try_collide_all_bv,
+    try_collide_all_models, try_collide_any_bv, try_collide_any_models, BvCollisionObject,
+    CollisionModel, CollisionVolume, ModelObject,
+};
 
 /// A mesh with its BVH (built or refitted for the mesh's current positions) and a rigid pose.
 #[derive(Clone, Copy, Debug)]

@@ -9,11 +9,11 @@ mod oracle;
 use gen::{float_mesh, grid_mesh, grid_pose, pose64, random_pose};
 use gprox_bvh::{lbvh, Bvh};
 use gprox_geometry::glam::Affine3A;
-use gprox_geometry::transform::Pose64;
+use gprox_geometry::transform::{transform_point, Pose64};
 use gprox_geometry::TriMesh;
 use gprox_query::broad_phase::{
     broad_phase_pairs, collide_many, collide_many_any, sweep_and_prune, try_collide_many,
-    BroadPhaseError, WorldAabb,
+    world_aabb, world_sphere, BroadPhaseError, WorldAabb,
 };
 use gprox_query::collide::{collide_all, CollideOptions, CollisionObject};
 use proptest::prelude::*;
@@ -116,6 +116,33 @@ proptest! {
     ) {
         let (meshes, poses) = split(scene);
         check(&meshes, &poses, margin)?;
+    }
+
+    /// Soundness of the world boxes and balls: every world corner the narrow phase computes
+    /// (`transform_point`) lies in the object's box, also far from the origin (rounding grows
+    /// with the translation), and the margin grows the box by at least half the margin.
+    #[test]
+    fn world_box_holds_every_world_corner(
+        mesh in float_mesh(12, 4),
+        pose in prop_oneof![random_pose(1.0), grid_pose(1)],
+        shift in prop_oneof![Just(0.0f32), Just(1e3), Just(-3e5)],
+        margin in prop_oneof![Just(0.0), Just(0.25)],
+    ) {
+        let mut pose = pose;
+        pose.translation += gprox_geometry::glam::Vec3A::splat(shift);
+        let bvh = lbvh::build(&mesh);
+        let object = CollisionObject::new(&mesh, &bvh, pose64(&pose)).unwrap();
+        let b = world_aabb(&object, 0, margin).unwrap();
+        let s = world_sphere(&object, 0, margin).unwrap();
+        // Corners of faces (the BVH covers faces; unused vertices are not part of the surface).
+        for v in mesh.faces().iter().flatten() {
+            let w = transform_point(&object.pose, mesh.positions()[*v as usize]).to_array();
+            for (k, x) in w.iter().enumerate() {
+                prop_assert!(b.min[k] + 0.5 * margin <= *x && *x <= b.max[k] - 0.5 * margin);
+            }
+            let d = (0..3).map(|k| (w[k] - s.centre[k]).powi(2)).sum::<f64>().sqrt();
+            prop_assert!(d + 0.5 * margin <= s.radius, "corner {:?} outside the ball {:?}", w, s);
+        }
     }
 
     /// Sweep and prune == all-pairs box test, on boxes with many exact ties.

@@ -3,14 +3,15 @@
 //! triangle pairs run through the same elementary tests (so traversal and deduplication only
 //! drop certified-free pairs), each feature pair is reported once; bad input → typed errors.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use glam::{DVec3, Vec3};
 use gprox_geometry::TriMesh;
 use gprox_query::ccd::{
-    ccd_pair, ccd_self, edge_edge_toi, vertex_face_toi, CcdError, CcdOptions, Feature,
+    ccd_candidates, ccd_pair, ccd_self, edge_edge_toi, vertex_face_toi, CcdError, CcdMesh,
+    CcdOptions, Feature, Toi,
 };
-use gprox_query::self_collide::{share_vertex, Topology};
+use gprox_query::self_collide::Topology;
 use proptest::prelude::*;
 
 /// An `n × n` grid sheet, dyadic coordinates, heights from `z` (in 1/16 units).
@@ -36,50 +37,116 @@ fn sheet(n: usize, z: &[i32]) -> TriMesh {
     TriMesh::new(pos, faces).expect("valid sheet")
 }
 
-/// Brute force: every feature pair of every non-adjacent face pair, elementary tests only.
-fn brute_self(mesh: &TriMesh, end: &[Vec3], opts: &CcdOptions) -> BTreeMap<Feature, f64> {
-    // Keyed by feature; the value (t_lo of one point order) is informative.
+/// Brute force over ALL primitive pairs of one mesh sharing no vertex (the `ccd` query's
+/// definition): every vertex against every face not containing it, every pair of distinct edges
+/// without a common endpoint, elementary tests only, in the canonical point order of
+/// `gprox_query::ccd::candidates` (vertex then face corners in face order; edges with sorted
+/// endpoints, the smaller edge first), so times of impact are comparable bit for bit.
+fn brute_self(mesh: &TriMesh, end: &[Vec3], opts: &CcdOptions) -> BTreeMap<Feature, Toi> {
     let f = mesh.faces();
     let s: Vec<DVec3> = mesh.positions().iter().map(|p| p.as_dvec3()).collect();
     let e: Vec<DVec3> = end.iter().map(|p| p.as_dvec3()).collect();
     let mut out = BTreeMap::new();
-    for a in 0..f.len() {
-        for b in 0..f.len() {
-            if a == b || share_vertex(&f[a], &f[b]) {
+    for v in 0..s.len() as u32 {
+        for (fi, t) in f.iter().enumerate() {
+            if t.contains(&v) {
                 continue;
             }
-            for &v in &f[a] {
-                let idx = [v, f[b][0], f[b][1], f[b][2]].map(|i| i as usize);
-                let r = vertex_face_toi(idx.map(|i| s[i]), idx.map(|i| e[i]), opts).unwrap();
-                if let Some(t) = r {
-                    out.insert(
-                        Feature::VertexFace {
-                            vertex: v,
-                            face: b as u32,
-                        },
-                        t.t_lo,
-                    );
-                }
+            let idx = [v, t[0], t[1], t[2]].map(|i| i as usize);
+            if let Some(toi) = vertex_face_toi(idx.map(|i| s[i]), idx.map(|i| e[i]), opts).unwrap()
+            {
+                out.insert(
+                    Feature::VertexFace {
+                        vertex: v,
+                        face: fi as u32,
+                    },
+                    toi,
+                );
             }
-            if a < b {
-                for i in 0..3 {
-                    for j in 0..3 {
-                        let ea = [f[a][i], f[a][(i + 1) % 3]];
-                        let eb = [f[b][j], f[b][(j + 1) % 3]];
-                        let idx = [ea[0], ea[1], eb[0], eb[1]].map(|i| i as usize);
-                        let r = edge_edge_toi(idx.map(|i| s[i]), idx.map(|i| e[i]), opts).unwrap();
-                        if let Some(t) = r {
-                            let sa = [ea[0].min(ea[1]), ea[0].max(ea[1])];
-                            let sb = [eb[0].min(eb[1]), eb[0].max(eb[1])];
-                            let (x, y) = if sb < sa { (sb, sa) } else { (sa, sb) };
-                            out.insert(Feature::EdgeEdge { a: x, b: y }, t.t_lo);
-                        }
-                    }
-                }
+        }
+    }
+    let edges: BTreeSet<[u32; 2]> = f
+        .iter()
+        .flat_map(|t| (0..3).map(move |k| [t[k].min(t[(k + 1) % 3]), t[k].max(t[(k + 1) % 3])]))
+        .collect();
+    let edges: Vec<[u32; 2]> = edges.into_iter().collect();
+    for (i, a) in edges.iter().enumerate() {
+        for b in &edges[i + 1..] {
+            if a.iter().any(|v| b.contains(v)) {
+                continue;
+            }
+            let idx = [a[0], a[1], b[0], b[1]].map(|i| i as usize);
+            if let Some(toi) = edge_edge_toi(idx.map(|i| s[i]), idx.map(|i| e[i]), opts).unwrap() {
+                out.insert(Feature::EdgeEdge { a: *a, b: *b }, toi);
             }
         }
     }
     out
+}
+
+/// A strip of `quads` squares (side 1/4) along x, folded over at column `fold`: columns past
+/// it swing to the mirrored side, `shift`/16 along x and `lift`/16 above or below, so vertices
+/// near the fold pass through faces of their own 1- and 2-rings. `z`: start heights (1/16).
+fn folding_strip(
+    quads: usize,
+    fold: usize,
+    shift: i32,
+    lift: i32,
+    z: &[i32],
+) -> (TriMesh, Vec<Vec3>) {
+    let mut pos = Vec::new();
+    let mut end = Vec::new();
+    for i in 0..=quads {
+        for j in 0..2 {
+            let p = Vec3::new(i as f32 / 4.0, j as f32 / 4.0, z[2 * i + j] as f32 / 16.0);
+            pos.push(p);
+            end.push(if i > fold {
+                Vec3::new(
+                    (2 * fold) as f32 / 4.0 - p.x + shift as f32 / 16.0,
+                    p.y,
+                    lift as f32 / 16.0,
+                )
+            } else {
+                p
+            });
+        }
+    }
+    let id = |i: usize, j: usize| (2 * i + j) as u32;
+    let mut faces = Vec::new();
+    for i in 0..quads {
+        faces.push([id(i, 0), id(i + 1, 0), id(i + 1, 1)]);
+        faces.push([id(i, 0), id(i + 1, 1), id(i, 1)]);
+    }
+    (TriMesh::new(pos, faces).expect("valid strip"), end)
+}
+
+/// Small random moving meshes: sheets with large vertical moves (through their neighbours),
+/// and folding strips.
+fn moving_mesh() -> impl Strategy<Value = (TriMesh, Vec<Vec3>)> {
+    let sheet_case = (
+        3usize..5,
+        prop::collection::vec(-2i32..=2, 16),
+        prop::collection::vec((-2i32..=2, -2i32..=2, -8i32..=8), 16),
+    )
+        .prop_map(|(n, z, d)| {
+            let mesh = sheet(n, &z);
+            let end = mesh
+                .positions()
+                .iter()
+                .zip(&d)
+                .map(|(p, &(dx, dy, dz))| *p + Vec3::new(dx as f32, dy as f32, dz as f32) / 16.0)
+                .collect();
+            (mesh, end)
+        });
+    let strip_case = (
+        2usize..7,
+        0usize..6,
+        -3i32..=3,
+        -3i32..=3,
+        prop::collection::vec(-1i32..=1, 14),
+    )
+        .prop_map(|(q, fold, shift, lift, z)| folding_strip(q, fold % q, shift, lift, &z));
+    prop_oneof![sheet_case, strip_case]
 }
 
 proptest! {
@@ -101,11 +168,8 @@ proptest! {
         let mut end: Vec<Vec3> = mesh.positions().iter().zip(&dz).map(|(p, &d)| *p + Vec3::new(0.0, 0.0, d as f32 / 16.0)).collect();
         let v = pick.index(nv) as u32;
         let faces = mesh.faces();
-        // Faces around v (moving v changes them) and faces containing v are excluded.
-        let around: Vec<usize> = (0..faces.len()).filter(|&g| faces[g].contains(&v)).collect();
-        let ok: Vec<usize> = (0..faces.len())
-            .filter(|&f| !faces[f].contains(&v) && around.iter().any(|&g| !share_vertex(&faces[g], &faces[f])))
-            .collect();
+        // Any face not containing v (its neighbours' faces included).
+        let ok: Vec<usize> = (0..faces.len()).filter(|&f| !faces[f].contains(&v)).collect();
         prop_assume!(!ok.is_empty());
         let f = ok[face_pick.index(ok.len())];
         let mid = |k: u32| (mesh.positions()[k as usize] + end[k as usize]) * 0.5;
@@ -119,13 +183,50 @@ proptest! {
         let hit = r.contacts.iter().find(|c| c.feature == Feature::VertexFace { vertex: v, face: f as u32 });
         prop_assert!(hit.is_some_and(|c| c.toi.t_lo <= 0.5), "{:?}", hit);
         prop_assert!(r.earliest.is_some_and(|t| t.t_lo <= 0.5));
+        let per_pair = r.face_pair_tois();
+        let min_pair = per_pair.iter().map(|p| p.1.t_lo).fold(f64::INFINITY, f64::min);
+        prop_assert_eq!(Some(min_pair), r.earliest.map(|t| t.t_lo));
         let brute = brute_self(&mesh, &end, &opts);
         let mut seen = std::collections::BTreeSet::new();
         for c in &r.contacts {
             prop_assert!(seen.insert(c.feature), "duplicate {:?}", c.feature);
-            // Same elementary tests (up to point order, which may move `t_lo` within tolerance).
-            prop_assert!(brute.contains_key(&c.feature), "{:?} not a brute-force positive", c.feature);
+            // Same elementary tests in the same point order: the same certified interval.
+            prop_assert_eq!(brute.get(&c.feature), Some(&c.toi), "{:?}", c.feature);
         }
+    }
+
+    /// Self CCD against the brute force over all primitive pairs sharing no vertex (pairs
+    /// between neighbouring faces included): every brute-force positive reported with the same
+    /// certified interval, nothing else reported, the same earliest time; and the narrow phase
+    /// over all pairs of distinct faces gives the same result as over the traversal's.
+    #[test]
+    fn self_ccd_equals_brute_force_over_primitive_pairs((mesh, end) in moving_mesh()) {
+        let topo = Topology::new(mesh.faces(), mesh.vertex_count());
+        let opts = CcdOptions::default();
+        let r = ccd_self(&mesh, &end, &topo, &opts).unwrap();
+        let brute = brute_self(&mesh, &end, &opts);
+        let got: BTreeMap<Feature, Toi> = r.contacts.iter().map(|c| (c.feature, c.toi)).collect();
+        prop_assert_eq!(got.len(), r.contacts.len(), "duplicate features");
+        for (feature, toi) in &brute {
+            prop_assert_eq!(got.get(feature), Some(toi), "missed {:?}", feature);
+        }
+        for feature in got.keys() {
+            prop_assert!(brute.contains_key(feature), "{:?} not a primitive-pair positive", feature);
+        }
+        let brute_earliest = brute.values().map(|t| t.t_lo).min_by(f64::total_cmp);
+        let earliest = r.earliest.map(|t| t.t_lo);
+        prop_assert!(match (earliest, brute_earliest) {
+            (Some(x), Some(y)) => x <= y,
+            (None, None) => true,
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+        }, "{:?} vs brute {:?}", earliest, brute_earliest);
+        let n = mesh.face_count() as u32;
+        let all: Vec<[u32; 2]> = (0..n).flat_map(|i| (i + 1..n).map(move |j| [j, i])).collect();
+        let m = CcdMesh { mesh: &mesh, end: &end, topo: &topo };
+        let full = ccd_candidates(&m, None, &all, &opts).unwrap();
+        prop_assert_eq!(&full.contacts, &r.contacts);
+        prop_assert_eq!(full.earliest, r.earliest);
     }
 
     /// Two meshes: an edge of `b` crossing an edge of `a` exactly at `t* = 1/2`.
@@ -208,6 +309,28 @@ fn bad_frames_are_typed_errors() {
         Err(CcdError::NonFinite {
             frame: 1,
             index: 4,
+            ..
+        })
+    ));
+    let m = CcdMesh {
+        mesh: &a,
+        end: a.positions(),
+        topo: &topo,
+    };
+    assert!(matches!(
+        ccd_candidates(&m, None, &[[0, 1], [2, 8]], &opts),
+        Err(CcdError::FaceIndex {
+            pair: 1,
+            face: 8,
+            faces: 8,
+            ..
+        })
+    ));
+    assert!(matches!(
+        ccd_candidates(&m, Some(&m), &[[9, 0]], &opts),
+        Err(CcdError::FaceIndex {
+            pair: 0,
+            face: 9,
             ..
         })
     ));

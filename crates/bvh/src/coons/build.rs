@@ -112,15 +112,12 @@ struct LocalNode {
 /// polynomial curves use the certified second-derivative bound `h^2/8 max|C''|`.
 const EXACT_LEVELS: usize = 3;
 
-/// For a polynomial curve: `(max |C''|, sum of |C'(k+) - C'(k-)|)` over its Bézier segments and
-/// their junctions, from the control points; `None` for rational curves. On any parameter
+/// `(max |C''|, sum of |C'(k+) - C'(k-)|)` over the Bézier segments of a (rational) curve and
+/// their junctions, from the homogeneous control points (quotient rule with hodograph bounds). On any parameter
 /// segment of length `h` the chord error is then at most `h^2/8 max|C''| + h/4 sum|jump|`
 /// (interpolation error through the Green's function of `d^2/dt^2`, a kink contributing
 /// `G(t, k) |jump| <= h/4 |jump|`).
 fn derivative_bounds(c: &gprox_geometry::freeform::NurbsCurve) -> Option<(f64, f64)> {
-    if c.homogeneous_points().iter().any(|h| h.w != 1.0) {
-        return None;
-    }
     let p = c.degree();
     let segs = c.bezier_segments();
     let (mut m, mut jumps) = (0.0f64, 0.0f64);
@@ -130,17 +127,38 @@ fn derivative_bounds(c: &gprox_geometry::freeform::NurbsCurve) -> Option<(f64, f
         if len <= 0.0 {
             continue;
         }
+        let x: Vec<glam::DVec3> = seg.iter().map(|h| h.truncate() / h.w).collect();
+        let w: Vec<f64> = seg.iter().map(|h| h.w).collect();
+        let wmin = w.iter().copied().fold(f64::INFINITY, f64::min);
+        if !(wmin > 0.0) {
+            return None;
+        }
+        // Homogeneous numerator relative to the first point: P = sum B_i w_i (x_i - x_0), so
+        // C - x_0 = P / W and |C - x_0| <= r (convex hull).
+        let q: Vec<glam::DVec3> = x.iter().zip(&w).map(|(xi, wi)| (*xi - x[0]) * *wi).collect();
+        let r = x.iter().map(|xi| xi.distance(x[0])).fold(0.0, f64::max);
+        let pf = p as f64;
+        let (mut p1, mut w1, mut p2, mut w2) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
+        for i in 0..p {
+            p1 = p1.max((q[i + 1] - q[i]).length() * pf / len);
+            w1 = w1.max((w[i + 1] - w[i]).abs() * pf / len);
+        }
         if p >= 2 {
-            for w in seg.windows(3) {
-                let d2 = (w[0] - 2.0 * w[1] + w[2]).truncate().length();
-                m = m.max((p * (p - 1)) as f64 * d2 / (len * len));
+            let k = pf * (pf - 1.0) / (len * len);
+            for i in 0..p - 1 {
+                p2 = p2.max((q[i + 2] - 2.0 * q[i + 1] + q[i]).length() * k);
+                w2 = w2.max((w[i + 2] - 2.0 * w[i + 1] + w[i]).abs() * k);
             }
         }
-        let start = (seg[1] - seg[0]).truncate() * (p as f64 / len);
+        // C' = (P' - W'(C - x0)) / W,  C'' = (P'' - 2 W' C' - W'' (C - x0)) / W.
+        let c1 = (p1 + w1 * r) / wmin;
+        let c2 = (p2 + 2.0 * w1 * c1 + w2 * r) / wmin;
+        m = m.max(c2);
+        let start = (x[1] - x[0]) * (pf * w[1] / (w[0] * len));
         if let Some(e) = prev_end {
             jumps += (start - e).length();
         }
-        prev_end = Some((seg[p] - seg[p - 1]).truncate() * (p as f64 / len));
+        prev_end = Some((x[p] - x[p - 1]) * (pf * w[p - 1] / (w[p] * len)));
     }
     Some((m, jumps))
 }

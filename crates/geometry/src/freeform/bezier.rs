@@ -1,6 +1,8 @@
 //! Bézier patches (polynomial or rational, homogeneous control points) with de Casteljau
 //! evaluation and subdivision.
 
+#![allow(clippy::needless_range_loop)] // index loops mirror The NURBS Book
+
 use glam::{DVec3, DVec4};
 
 use super::curve::project;

@@ -8,6 +8,8 @@
 //! in homogeneous form: `W (C - L)` is a polynomial of one degree higher whose Bernstein
 //! coefficients are formed exactly, divided by the smallest weight.
 
+#![allow(clippy::needless_range_loop)] // index loops mirror The NURBS Book
+
 use glam::{DVec3, DVec4};
 
 use super::curve::{binomial, project};
@@ -93,7 +95,11 @@ impl NurbsSurface {
         let [p, q] = self.degree();
         match side {
             0 => NurbsCurve::from_homogeneous(p, ku.to_vec(), (0..n).map(|i| h[i * m]).collect()),
-            1 => NurbsCurve::from_homogeneous(p, ku.to_vec(), (0..n).map(|i| h[i * m + m - 1]).collect()),
+            1 => NurbsCurve::from_homogeneous(
+                p,
+                ku.to_vec(),
+                (0..n).map(|i| h[i * m + m - 1]).collect(),
+            ),
             2 => NurbsCurve::from_homogeneous(q, kv.to_vec(), h[..m].to_vec()),
             _ => NurbsCurve::from_homogeneous(q, kv.to_vec(), h[(n - 1) * m..].to_vec()),
         }
@@ -114,7 +120,8 @@ impl NurbsSurface {
             let mut worst = 0.0f64;
             for i in 0..n {
                 for j in 0..m {
-                    worst = worst.max((h[i * m + j].truncate() - bilinear(&c, gu[i], gv[j])).length());
+                    worst =
+                        worst.max((h[i * m + j].truncate() - bilinear(&c, gu[i], gv[j])).length());
                 }
             }
             return worst;
@@ -124,7 +131,10 @@ impl NurbsSurface {
         for (r, pts) in self.bezier_patches() {
             let s = [(r.u0 - d.u0) / (d.u1 - d.u0), (r.u1 - d.u0) / (d.u1 - d.u0)];
             let t = [(r.v0 - d.v0) / (d.v1 - d.v0), (r.v1 - d.v0) / (d.v1 - d.v0)];
-            let corners = [[bilinear(&c, s[0], t[0]), bilinear(&c, s[0], t[1])], [bilinear(&c, s[1], t[0]), bilinear(&c, s[1], t[1])]];
+            let corners = [
+                [bilinear(&c, s[0], t[0]), bilinear(&c, s[0], t[1])],
+                [bilinear(&c, s[1], t[0]), bilinear(&c, s[1], t[1])],
+            ];
             let wmin = pts.iter().map(|h| h.w).fold(f64::INFINITY, f64::min);
             for i in 0..=p + 1 {
                 for j in 0..=q + 1 {
@@ -141,7 +151,8 @@ impl NurbsSurface {
                             }
                             let b = j - beta;
                             let hb = pts[a * (q + 1) + b];
-                            acc += (project(hb) - corners[alpha][beta]) * (fa * elevation_factor(beta, b, q) * hb.w);
+                            acc += (project(hb) - corners[alpha][beta])
+                                * (fa * elevation_factor(beta, b, q) * hb.w);
                         }
                     }
                     worst = worst.max(acc.length() / wmin);
@@ -158,7 +169,9 @@ impl NurbsSurface {
     pub fn coons_deviation(&self) -> f64 {
         let h = self.homogeneous_points();
         if !is_polynomial(h) {
-            let cd: Vec<f64> = (0..4).map(|s| self.boundary_curve(s).chord_deviation()).collect();
+            let cd: Vec<f64> = (0..4)
+                .map(|s| self.boundary_curve(s).chord_deviation())
+                .collect();
             return self.bilinear_deviation() + cd[0].max(cd[1]) + cd[2].max(cd[3]);
         }
         let [n, m] = self.count();
@@ -173,7 +186,9 @@ impl NurbsSurface {
         for i in 0..n {
             for j in 0..m {
                 let (s, t) = (gu[i], gv[j]);
-                let x = e(0, j) * (1.0 - s) + e(n - 1, j) * s + e(i, 0) * (1.0 - t) + e(i, m - 1) * t - bilinear(&c, s, t);
+                let x =
+                    e(0, j) * (1.0 - s) + e(n - 1, j) * s + e(i, 0) * (1.0 - t) + e(i, m - 1) * t
+                        - bilinear(&c, s, t);
                 let d = e(i, j) - x;
                 if d.length() > worst {
                     worst = d.length();
@@ -190,11 +205,16 @@ impl NurbsSurface {
         let dom = self.domain();
         let tu = dom.u0 + gu[at.0] * (dom.u1 - dom.u0);
         let tv = dom.v0 + gv[at.1] * (dom.v1 - dom.v0);
-        let Ok(ds) = NurbsSurface::new([p, q], [ku.to_vec(), kv.to_vec()], [n, m], diff, None) else {
+        let Ok(ds) = NurbsSurface::new([p, q], [ku.to_vec(), kv.to_vec()], [n, m], diff, None)
+        else {
             return worst;
         };
         let ds = ds.insert_knot(true, tu, 1).insert_knot(false, tv, 1);
-        let refined = ds.homogeneous_points().iter().map(|h| h.truncate().length()).fold(0.0, f64::max);
+        let refined = ds
+            .homogeneous_points()
+            .iter()
+            .map(|h| h.truncate().length())
+            .fold(0.0, f64::max);
         worst.min(refined)
     }
 
@@ -207,10 +227,16 @@ impl NurbsSurface {
             for j in 0..m {
                 let c = self.control_point(i, j);
                 if i > 0 && i + 1 < n {
-                    out[0] = out[0].max((self.control_point(i - 1, j) - 2.0 * c + self.control_point(i + 1, j)).length());
+                    out[0] = out[0].max(
+                        (self.control_point(i - 1, j) - 2.0 * c + self.control_point(i + 1, j))
+                            .length(),
+                    );
                 }
                 if j > 0 && j + 1 < m {
-                    out[1] = out[1].max((self.control_point(i, j - 1) - 2.0 * c + self.control_point(i, j + 1)).length());
+                    out[1] = out[1].max(
+                        (self.control_point(i, j - 1) - 2.0 * c + self.control_point(i, j + 1))
+                            .length(),
+                    );
                 }
             }
         }

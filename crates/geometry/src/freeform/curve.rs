@@ -1,8 +1,12 @@
 //! NURBS curves (any degree, rational or not, clamped knots) in f64.
 
+#![allow(clippy::needless_range_loop)] // index loops mirror The NURBS Book
+
 use glam::{DVec3, DVec4};
 
-use super::knots::{basis_derivatives, find_span, insert_to_multiplicity, restrict, split, validate_knots};
+use super::knots::{
+    basis_derivatives, find_span, insert_to_multiplicity, restrict, split, validate_knots,
+};
 use super::FreeformError;
 
 /// Projects a homogeneous point `(w x, w y, w z, w)` to Euclidean space.
@@ -74,7 +78,11 @@ impl NurbsCurve {
         let weights = weights.unwrap_or_else(|| vec![1.0; points.len()]);
         validate_points(&points, &weights)?;
         validate_knots("curve", &knots, degree, points.len())?;
-        let points: Vec<DVec4> = points.iter().zip(&weights).map(|(&p, &w)| lift(p, w)).collect();
+        let points: Vec<DVec4> = points
+            .iter()
+            .zip(&weights)
+            .map(|(&p, &w)| lift(p, w))
+            .collect();
         let (knots, points) = super::knots::clamp_ends(&knots, degree, &points);
         Ok(Self {
             degree,
@@ -222,5 +230,7 @@ impl NurbsCurve {
 
 /// Min/max corners of a set of points.
 pub(crate) fn bounds_of(points: impl Iterator<Item = DVec3>) -> (DVec3, DVec3) {
-    points.fold((DVec3::INFINITY, DVec3::NEG_INFINITY), |(lo, hi), p| (lo.min(p), hi.max(p)))
+    points.fold((DVec3::INFINITY, DVec3::NEG_INFINITY), |(lo, hi), p| {
+        (lo.min(p), hi.max(p))
+    })
 }

@@ -17,7 +17,8 @@ fn json_err(path: &Path, field: impl Into<String>, message: impl Into<String>) -
 }
 
 fn get<'a>(doc: &'a Value, path: &Path, field: &str) -> Result<&'a Value, FreeformError> {
-    doc.get(field).ok_or_else(|| json_err(path, field, "missing"))
+    doc.get(field)
+        .ok_or_else(|| json_err(path, field, "missing"))
 }
 
 fn as_usize(v: &Value, path: &Path, field: &str) -> Result<usize, FreeformError> {
@@ -27,11 +28,13 @@ fn as_usize(v: &Value, path: &Path, field: &str) -> Result<usize, FreeformError>
 }
 
 fn as_f64(v: &Value, path: &Path, field: &str) -> Result<f64, FreeformError> {
-    v.as_f64().ok_or_else(|| json_err(path, field, "expected a number"))
+    v.as_f64()
+        .ok_or_else(|| json_err(path, field, "expected a number"))
 }
 
 fn as_array<'a>(v: &'a Value, path: &Path, field: &str) -> Result<&'a Vec<Value>, FreeformError> {
-    v.as_array().ok_or_else(|| json_err(path, field, "expected an array"))
+    v.as_array()
+        .ok_or_else(|| json_err(path, field, "expected an array"))
 }
 
 fn f64_list(v: &Value, path: &Path, field: &str) -> Result<Vec<f64>, FreeformError> {
@@ -46,7 +49,11 @@ fn f64_list(v: &Value, path: &Path, field: &str) -> Result<Vec<f64>, FreeformErr
 pub(crate) fn vec3(v: &Value, path: &Path, field: &str) -> Result<DVec3, FreeformError> {
     let a = f64_list(v, path, field)?;
     if a.len() != 3 {
-        return Err(json_err(path, field, format!("expected 3 numbers, got {}", a.len())));
+        return Err(json_err(
+            path,
+            field,
+            format!("expected 3 numbers, got {}", a.len()),
+        ));
     }
     Ok(DVec3::new(a[0], a[1], a[2]))
 }
@@ -61,14 +68,22 @@ pub fn surface_from_json(doc: &Value, path: &Path) -> Result<NurbsSurface, Freef
     let kv = f64_list(get(doc, path, "knots_v")?, path, "knots_v")?;
     let rows = as_array(get(doc, path, "control_points")?, path, "control_points")?;
     if rows.len() != n {
-        return Err(json_err(path, "control_points", format!("expected {n} rows, got {}", rows.len())));
+        return Err(json_err(
+            path,
+            "control_points",
+            format!("expected {n} rows, got {}", rows.len()),
+        ));
     }
     let mut points = Vec::with_capacity(n * m);
     for (i, row) in rows.iter().enumerate() {
         let f = format!("control_points[{i}]");
         let row = as_array(row, path, &f)?;
         if row.len() != m {
-            return Err(json_err(path, &f, format!("expected {m} points, got {}", row.len())));
+            return Err(json_err(
+                path,
+                &f,
+                format!("expected {m} points, got {}", row.len()),
+            ));
         }
         for (j, pt) in row.iter().enumerate() {
             points.push(vec3(pt, path, &format!("control_points[{i}][{j}]"))?);
@@ -79,21 +94,30 @@ pub fn surface_from_json(doc: &Value, path: &Path) -> Result<NurbsSurface, Freef
         Some(w) => {
             let rows = as_array(w, path, "weights")?;
             if rows.len() != n {
-                return Err(json_err(path, "weights", format!("expected {n} rows, got {}", rows.len())));
+                return Err(json_err(
+                    path,
+                    "weights",
+                    format!("expected {n} rows, got {}", rows.len()),
+                ));
             }
             let mut out = Vec::with_capacity(n * m);
             for (i, row) in rows.iter().enumerate() {
                 let f = format!("weights[{i}]");
                 let row = f64_list(row, path, &f)?;
                 if row.len() != m {
-                    return Err(json_err(path, &f, format!("expected {m} weights, got {}", row.len())));
+                    return Err(json_err(
+                        path,
+                        &f,
+                        format!("expected {m} weights, got {}", row.len()),
+                    ));
                 }
                 out.extend(row);
             }
             Some(out)
         }
     };
-    NurbsSurface::new([p, q], [ku, kv], [n, m], points, weights).map_err(|e| json_err(path, "surface", e.to_string()))
+    NurbsSurface::new([p, q], [ku, kv], [n, m], points, weights)
+        .map_err(|e| json_err(path, "surface", e.to_string()))
 }
 
 /// Parses a NURBS JSON document held in memory.
@@ -123,10 +147,13 @@ pub fn load_nurbs_json(path: impl AsRef<Path>) -> Result<NurbsSurface, FreeformE
 
 /// Parses `.bpt` text: `N`, then per patch `du dv` and `(du+1)(dv+1)` points `x y z`.
 pub fn parse_bpt(text: &str, path: &Path) -> Result<Vec<NurbsSurface>, FreeformError> {
-    let mut tokens = text
-        .lines()
-        .enumerate()
-        .flat_map(|(ln, l)| l.split('#').next().unwrap_or("").split_whitespace().map(move |t| (ln + 1, t)));
+    let mut tokens = text.lines().enumerate().flat_map(|(ln, l)| {
+        l.split('#')
+            .next()
+            .unwrap_or("")
+            .split_whitespace()
+            .map(move |t| (ln + 1, t))
+    });
     let mut last_line = 1;
     let mut next = |what: &str| -> Result<(usize, String), FreeformError> {
         match tokens.next() {
@@ -147,15 +174,22 @@ pub fn parse_bpt(text: &str, path: &Path) -> Result<Vec<NurbsSurface>, FreeformE
         message,
     };
     let (ln, t) = next("patch count")?;
-    let count: usize = t.parse().map_err(|_| perr(ln, format!("bad patch count `{t}`")))?;
+    let count: usize = t
+        .parse()
+        .map_err(|_| perr(ln, format!("bad patch count `{t}`")))?;
     let mut out = Vec::with_capacity(count.min(1 << 16));
     for index in 0..count {
         let mut deg = [0usize; 2];
         for d in &mut deg {
             let (ln, t) = next("degree")?;
-            *d = t.parse().map_err(|_| perr(ln, format!("patch {index}: bad degree `{t}`")))?;
+            *d = t
+                .parse()
+                .map_err(|_| perr(ln, format!("patch {index}: bad degree `{t}`")))?;
             if *d == 0 || *d > 32 {
-                return Err(perr(ln, format!("patch {index}: degree {d} out of range 1..=32")));
+                return Err(perr(
+                    ln,
+                    format!("patch {index}: degree {d} out of range 1..=32"),
+                ));
             }
         }
         let n = (deg[0] + 1) * (deg[1] + 1);
@@ -174,7 +208,8 @@ pub fn parse_bpt(text: &str, path: &Path) -> Result<Vec<NurbsSurface>, FreeformE
             }
             pts.push(DVec3::from_array(c));
         }
-        let s = NurbsSurface::bezier(deg, pts, None).map_err(|e| perr(first_line, format!("patch {index}: {e}")))?;
+        let s = NurbsSurface::bezier(deg, pts, None)
+            .map_err(|e| perr(first_line, format!("patch {index}: {e}")))?;
         out.push(s);
     }
     Ok(out)

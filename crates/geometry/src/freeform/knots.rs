@@ -1,6 +1,8 @@
 //! Knot vectors and B-spline basis functions (The NURBS Book, algorithms A2.1–A2.3, A5.1),
 //! plus knot insertion and splitting on sequences of homogeneous control points.
 
+#![allow(clippy::needless_range_loop)] // index loops mirror The NURBS Book
+
 use glam::DVec4;
 
 use super::FreeformError;
@@ -46,7 +48,11 @@ pub fn validate_knots(
     let mut run = 1;
     for i in 1..knots.len() {
         run = if knots[i] == knots[i - 1] { run + 1 } else { 1 };
-        let limit = if knots[i] > lo && knots[i] < hi { degree } else { degree + 1 };
+        let limit = if knots[i] > lo && knots[i] < hi {
+            degree
+        } else {
+            degree + 1
+        };
         if run > limit {
             return Err(FreeformError::KnotMultiplicity {
                 direction,
@@ -118,7 +124,13 @@ pub fn find_span(count: usize, degree: usize, t: f64, knots: &[f64]) -> usize {
 
 /// Non-zero basis functions and their derivatives up to order `d` at `t` in span `span`
 /// (A2.3). Result `ders[k][j]` = k-th derivative of `N_{span-degree+j, degree}(t)`.
-pub fn basis_derivatives(span: usize, t: f64, degree: usize, d: usize, knots: &[f64]) -> Vec<Vec<f64>> {
+pub fn basis_derivatives(
+    span: usize,
+    t: f64,
+    degree: usize,
+    d: usize,
+    knots: &[f64],
+) -> Vec<Vec<f64>> {
     let p = degree;
     let mut ndu = vec![vec![0.0; p + 1]; p + 1];
     let mut left = vec![0.0; p + 1];
@@ -154,7 +166,11 @@ pub fn basis_derivatives(span: usize, t: f64, degree: usize, d: usize, knots: &[
                 dd = a[s2][0] * ndu[rk][pk];
             }
             let j1 = if rk >= -1 { 1 } else { (-rk) as usize };
-            let j2 = if (r as isize) - 1 <= pk as isize { k - 1 } else { p - r };
+            let j2 = if (r as isize) - 1 <= pk as isize {
+                k - 1
+            } else {
+                p - r
+            };
             for j in j1..=j2 {
                 let idx = (rk + j as isize) as usize;
                 a[s2][j] = (a[s1][j] - a[s1][j - 1]) / ndu[pk + 1][idx];
@@ -191,7 +207,11 @@ fn insert_once(knots: &mut Vec<f64>, degree: usize, pts: &mut Vec<DVec4>, t: f64
     out.extend_from_slice(&pts[..=k - p]);
     for i in k - p + 1..=k {
         let denom = knots[i + p] - knots[i];
-        let alpha = if denom > 0.0 { (t - knots[i]) / denom } else { 0.0 };
+        let alpha = if denom > 0.0 {
+            (t - knots[i]) / denom
+        } else {
+            0.0
+        };
         out.push(pts[i] * alpha + pts[i - 1] * (1.0 - alpha));
     }
     out.extend_from_slice(&pts[k..]);
@@ -243,7 +263,13 @@ pub fn split(
 }
 
 /// Restricts a clamped curve to `[t0, t1]` (inside the domain, `t0 < t1`).
-pub fn restrict(knots: &[f64], degree: usize, pts: &[DVec4], t0: f64, t1: f64) -> (Vec<f64>, Vec<DVec4>) {
+pub fn restrict(
+    knots: &[f64],
+    degree: usize,
+    pts: &[DVec4],
+    t0: f64,
+    t1: f64,
+) -> (Vec<f64>, Vec<DVec4>) {
     let p = degree;
     let (lo, hi) = (knots[p], knots[knots.len() - 1 - p]);
     let (mut k, mut q) = (knots.to_vec(), pts.to_vec());

@@ -31,7 +31,14 @@ pub fn join_along_u(a: &NurbsSurface, b: &NurbsSurface) -> Option<NurbsSurface> 
     pts.extend_from_slice(&hb[m..]);
     let euclid: Vec<glam::DVec3> = pts.iter().map(|h| h.truncate() / h.w).collect();
     let weights: Vec<f64> = pts.iter().map(|h| h.w).collect();
-    NurbsSurface::new([p, q], [knots, a.knots()[1].to_vec()], [na + nb - 1, m], euclid, Some(weights)).ok()
+    NurbsSurface::new(
+        [p, q],
+        [knots, a.knots()[1].to_vec()],
+        [na + nb - 1, m],
+        euclid,
+        Some(weights),
+    )
+    .ok()
 }
 
 /// The same surface with u and v exchanged.
@@ -50,7 +57,14 @@ pub fn transpose(s: &NurbsSurface) -> NurbsSurface {
     let [ku, kv] = s.knots();
     let [p, q] = s.degree();
     // The input was valid, so is its transpose.
-    NurbsSurface::new([q, p], [kv.to_vec(), ku.to_vec()], [m, n], euclid, Some(weights)).unwrap_or_else(|_| s.clone())
+    NurbsSurface::new(
+        [q, p],
+        [kv.to_vec(), ku.to_vec()],
+        [m, n],
+        euclid,
+        Some(weights),
+    )
+    .unwrap_or_else(|_| s.clone())
 }
 
 /// Greedily joins surfaces sharing a boundary row (along u or v, either order) until no pair

@@ -16,6 +16,7 @@ pub mod io;
 pub mod knots;
 pub mod merge;
 pub mod model;
+pub mod rect;
 pub mod reference;
 pub mod surface;
 pub mod tessellate;

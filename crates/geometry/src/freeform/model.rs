@@ -17,9 +17,16 @@ pub fn apply_pose(pose: &Pose64, p: DVec3) -> DVec3 {
 /// 1 up to rounding for a rotation. Offsets are scaled by it so bounds stay certified.
 pub fn pose_stretch(pose: &Pose64) -> f64 {
     let r = &pose.rows;
-    let row_sum = (0..3).map(|i| (0..3).map(|j| r[i][j].abs()).sum::<f64>()).fold(0.0, f64::max);
-    let col_sum = (0..3).map(|j| (0..3).map(|i| r[i][j].abs()).sum::<f64>()).fold(0.0, f64::max);
-    let frob = (0..3).flat_map(|i| (0..3).map(move |j| r[i][j] * r[i][j])).sum::<f64>().sqrt();
+    let row_sum = (0..3)
+        .map(|i| (0..3).map(|j| r[i][j].abs()).sum::<f64>())
+        .fold(0.0, f64::max);
+    let col_sum = (0..3)
+        .map(|j| (0..3).map(|i| r[i][j].abs()).sum::<f64>())
+        .fold(0.0, f64::max);
+    let frob = (0..3)
+        .flat_map(|i| (0..3).map(move |j| r[i][j] * r[i][j]))
+        .sum::<f64>()
+        .sqrt();
     (row_sum * col_sum).sqrt().min(frob) * (1.0 + 1e-12)
 }
 
@@ -52,10 +59,12 @@ impl FreeformModel {
 
     /// Box of all control points in model coordinates (contains every surface).
     pub fn control_bounds(&self) -> (DVec3, DVec3) {
-        self.surfaces.iter().fold((DVec3::INFINITY, DVec3::NEG_INFINITY), |(lo, hi), s| {
-            let (a, b) = s.control_bounds();
-            (lo.min(a), hi.max(b))
-        })
+        self.surfaces
+            .iter()
+            .fold((DVec3::INFINITY, DVec3::NEG_INFINITY), |(lo, hi), s| {
+                let (a, b) = s.control_bounds();
+                (lo.min(a), hi.max(b))
+            })
     }
 
     /// The model's unit length: the largest side of its control-net bounding box (paper §3),

@@ -63,15 +63,18 @@ fn read_json(path: &Path) -> Result<Value, FreeformError> {
         path: path.to_path_buf(),
         source,
     })?;
-    serde_json::from_str(&text).map_err(|e| err(path, format!("<line {}>", e.line()), e.to_string()))
+    serde_json::from_str(&text)
+        .map_err(|e| err(path, format!("<line {}>", e.line()), e.to_string()))
 }
 
 fn num(v: &Value, path: &Path, field: &str) -> Result<f64, FreeformError> {
-    v.as_f64().ok_or_else(|| err(path, field, "expected a number"))
+    v.as_f64()
+        .ok_or_else(|| err(path, field, "expected a number"))
 }
 
 fn list<'a>(v: &'a Value, path: &Path, field: &str) -> Result<&'a Vec<Value>, FreeformError> {
-    v.as_array().ok_or_else(|| err(path, field, "expected an array"))
+    v.as_array()
+        .ok_or_else(|| err(path, field, "expected an array"))
 }
 
 /// Reads `samples` and `point_queries` of a surface file in the NURBS JSON schema.
@@ -85,14 +88,28 @@ pub fn load_surface_reference(
         let f = |name: &str| vec3(&s[name], path, &format!("samples[{k}].{name}"));
         samples.push(ReferenceSample {
             uv: (num(&s["u"], path, "u")?, num(&s["v"], path, "v")?),
-            values: [f("point")?, f("du")?, f("dv")?, f("duu")?, f("duv")?, f("dvv")?],
+            values: [
+                f("point")?,
+                f("du")?,
+                f("dv")?,
+                f("duu")?,
+                f("duv")?,
+                f("dvv")?,
+            ],
         });
     }
     let mut queries = Vec::new();
-    for (k, q) in list(&doc["point_queries"], path, "point_queries")?.iter().enumerate() {
+    for (k, q) in list(&doc["point_queries"], path, "point_queries")?
+        .iter()
+        .enumerate()
+    {
         queries.push(ReferencePointQuery {
             query: vec3(&q["query"], path, &format!("point_queries[{k}].query"))?,
-            distance: num(&q["distance"], path, &format!("point_queries[{k}].distance"))?,
+            distance: num(
+                &q["distance"],
+                path,
+                &format!("point_queries[{k}].distance"),
+            )?,
         });
     }
     Ok((samples, queries))
@@ -132,7 +149,10 @@ pub fn load_pairs(path: impl AsRef<Path>) -> Result<Vec<ReferencePair>, Freeform
         if let Some(sols) = p["solutions"].as_array() {
             for (i, sol) in sols.iter().enumerate() {
                 let f = format!("pairs[{k}].solutions[{i}]");
-                solutions.push((vec3(&sol["on_a"]["point"], path, &f)?, vec3(&sol["on_b"]["point"], path, &f)?));
+                solutions.push((
+                    vec3(&sol["on_a"]["point"], path, &f)?,
+                    vec3(&sol["on_b"]["point"], path, &f)?,
+                ));
             }
         }
         out.push(ReferencePair {
@@ -142,7 +162,11 @@ pub fn load_pairs(path: impl AsRef<Path>) -> Result<Vec<ReferencePair>, Freeform
             surface_b: s("surface_b")?,
             pose_a: pose(&p["transform_a"], path, &format!("pairs[{k}].transform_a"))?,
             pose_b: pose(&p["transform_b"], path, &format!("pairs[{k}].transform_b"))?,
-            min_distance: num(&p["min_distance"], path, &format!("pairs[{k}].min_distance"))?,
+            min_distance: num(
+                &p["min_distance"],
+                path,
+                &format!("pairs[{k}].min_distance"),
+            )?,
             solutions,
         });
     }

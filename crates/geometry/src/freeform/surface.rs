@@ -1,64 +1,15 @@
 //! Tensor-product NURBS surfaces (any degrees, rational or not, clamped knots) in f64.
 
+#![allow(clippy::needless_range_loop)] // index loops mirror The NURBS Book
+
 use glam::{DVec3, DVec4};
 
 use super::curve::{binomial, bounds_of, lift, project, validate_points, NurbsCurve};
-use super::knots::{basis_derivatives, find_span, insert_to_multiplicity, restrict, split, validate_knots};
+use super::knots::{
+    basis_derivatives, find_span, insert_to_multiplicity, restrict, split, validate_knots,
+};
 use super::FreeformError;
-
-/// A parameter rectangle `[u0, u1] x [v0, v1]`.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct ParamRect {
-    /// Start in u.
-    pub u0: f64,
-    /// End in u.
-    pub u1: f64,
-    /// Start in v.
-    pub v0: f64,
-    /// End in v.
-    pub v1: f64,
-}
-
-impl ParamRect {
-    /// The rectangle `[u0, u1] x [v0, v1]`.
-    pub fn new(u0: f64, u1: f64, v0: f64, v1: f64) -> Self {
-        Self { u0, u1, v0, v1 }
-    }
-
-    /// Mid-point `(u, v)`.
-    pub fn mid(&self) -> (f64, f64) {
-        (0.5 * (self.u0 + self.u1), 0.5 * (self.v0 + self.v1))
-    }
-
-    /// The four corners in the order 00, 10, 01, 11.
-    pub fn corners(&self) -> [(f64, f64); 4] {
-        [(self.u0, self.v0), (self.u1, self.v0), (self.u0, self.v1), (self.u1, self.v1)]
-    }
-
-    /// Halves at the mid-parameter of u (`along_u`) or of v.
-    pub fn halves(&self, along_u: bool) -> [Self; 2] {
-        let (um, vm) = self.mid();
-        if along_u {
-            [Self::new(self.u0, um, self.v0, self.v1), Self::new(um, self.u1, self.v0, self.v1)]
-        } else {
-            [Self::new(self.u0, self.u1, self.v0, vm), Self::new(self.u0, self.u1, vm, self.v1)]
-        }
-    }
-
-    /// Splits at parameter `t` of u (`along_u`) or of v.
-    pub fn split_at(&self, along_u: bool, t: f64) -> [Self; 2] {
-        if along_u {
-            [Self::new(self.u0, t, self.v0, self.v1), Self::new(t, self.u1, self.v0, self.v1)]
-        } else {
-            [Self::new(self.u0, self.u1, self.v0, t), Self::new(self.u0, self.u1, t, self.v1)]
-        }
-    }
-
-    /// Whether `(u, v)` lies in the closed rectangle.
-    pub fn contains(&self, u: f64, v: f64) -> bool {
-        u >= self.u0 && u <= self.u1 && v >= self.v0 && v <= self.v1
-    }
-}
+pub use super::rect::ParamRect;
 
 /// Point and partial derivatives up to second order.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -124,23 +75,43 @@ impl NurbsSurface {
         validate_knots("u", &knots[0], degree[0], count[0])?;
         validate_knots("v", &knots[1], degree[1], count[1])?;
         let rational = weights.iter().any(|&w| w != 1.0);
-        let points = points.iter().zip(&weights).map(|(&p, &w)| lift(p, w)).collect();
+        let points = points
+            .iter()
+            .zip(&weights)
+            .map(|(&p, &w)| lift(p, w))
+            .collect();
         let s = Self::from_parts(degree, knots, count, points, rational);
         let s = s.map_lines(true, |k, pts| super::knots::clamp_ends(k, degree[0], pts));
         Ok(s.map_lines(false, |k, pts| super::knots::clamp_ends(k, degree[1], pts)))
     }
 
     /// A Bézier patch of degrees `(p, q)` over `[0,1]^2` as a surface (points row-major).
-    pub fn bezier(degree: [usize; 2], points: Vec<DVec3>, weights: Option<Vec<f64>>) -> Result<Self, FreeformError> {
+    pub fn bezier(
+        degree: [usize; 2],
+        points: Vec<DVec3>,
+        weights: Option<Vec<f64>>,
+    ) -> Result<Self, FreeformError> {
         let kn = |p: usize| {
             let mut k = vec![0.0; p + 1];
             k.extend(std::iter::repeat_n(1.0, p + 1));
             k
         };
-        Self::new(degree, [kn(degree[0]), kn(degree[1])], [degree[0] + 1, degree[1] + 1], points, weights)
+        Self::new(
+            degree,
+            [kn(degree[0]), kn(degree[1])],
+            [degree[0] + 1, degree[1] + 1],
+            points,
+            weights,
+        )
     }
 
-    fn from_parts(degree: [usize; 2], knots: [Vec<f64>; 2], count: [usize; 2], points: Vec<DVec4>, rational: bool) -> Self {
+    fn from_parts(
+        degree: [usize; 2],
+        knots: [Vec<f64>; 2],
+        count: [usize; 2],
+        points: Vec<DVec4>,
+        rational: bool,
+    ) -> Self {
         Self {
             degree,
             knots,
@@ -271,14 +242,20 @@ impl NurbsSurface {
     fn line(&self, along_u: bool, index: usize) -> Vec<DVec4> {
         let m = self.count[1];
         if along_u {
-            (0..self.count[0]).map(|i| self.points[i * m + index]).collect()
+            (0..self.count[0])
+                .map(|i| self.points[i * m + index])
+                .collect()
         } else {
             self.points[index * m..(index + 1) * m].to_vec()
         }
     }
 
     /// Applies a 1-D operation (on knots + homogeneous points) to every line along one direction.
-    fn map_lines(&self, along_u: bool, f: impl Fn(&[f64], &[DVec4]) -> (Vec<f64>, Vec<DVec4>)) -> Self {
+    fn map_lines(
+        &self,
+        along_u: bool,
+        f: impl Fn(&[f64], &[DVec4]) -> (Vec<f64>, Vec<DVec4>),
+    ) -> Self {
         let dir = if along_u { 0 } else { 1 };
         let other = 1 - dir;
         let mut new_knots = Vec::new();
@@ -359,7 +336,11 @@ impl NurbsSurface {
         let dir = if along_u { 1 } else { 0 };
         let other = 1 - dir;
         let p = self.degree[dir];
-        let (at, _) = if along_u { (self.clamp_param(0.0, at).1, 0) } else { (self.clamp_param(at, 0.0).0, 0) };
+        let (at, _) = if along_u {
+            (self.clamp_param(0.0, at).1, 0)
+        } else {
+            (self.clamp_param(at, 0.0).0, 0)
+        };
         let span = find_span(self.count[dir], p, at, &self.knots[dir]);
         let n = basis_derivatives(span, at, p, 0, &self.knots[dir]);
         let m = self.count[1];
@@ -395,8 +376,14 @@ impl NurbsSurface {
         for &t in &iv {
             s = s.insert_knot(false, t, q);
         }
-        let bu: Vec<f64> = std::iter::once(d.u0).chain(iu).chain(std::iter::once(d.u1)).collect();
-        let bv: Vec<f64> = std::iter::once(d.v0).chain(iv).chain(std::iter::once(d.v1)).collect();
+        let bu: Vec<f64> = std::iter::once(d.u0)
+            .chain(iu)
+            .chain(std::iter::once(d.u1))
+            .collect();
+        let bv: Vec<f64> = std::iter::once(d.v0)
+            .chain(iv)
+            .chain(std::iter::once(d.v1))
+            .collect();
         let m = s.count[1];
         let mut out = Vec::new();
         for (a, wu) in bu.windows(2).enumerate() {
@@ -424,7 +411,10 @@ impl NurbsSurface {
                 ku.extend(std::iter::repeat_n(r.u1, p + 1));
                 let mut kv = vec![r.v0; q + 1];
                 kv.extend(std::iter::repeat_n(r.v1, q + 1));
-                (r, Self::from_parts(self.degree, [ku, kv], [p + 1, q + 1], pts, self.rational))
+                (
+                    r,
+                    Self::from_parts(self.degree, [ku, kv], [p + 1, q + 1], pts, self.rational),
+                )
             })
             .collect()
     }
@@ -433,7 +423,11 @@ impl NurbsSurface {
     /// rectangle closest to its middle, or the middle when there is none (so subdivision follows
     /// the Bézier pieces of joined surfaces).
     pub fn split_parameter(&self, rect: &ParamRect, along_u: bool) -> f64 {
-        let (a, b, k) = if along_u { (rect.u0, rect.u1, &self.knots[0]) } else { (rect.v0, rect.v1, &self.knots[1]) };
+        let (a, b, k) = if along_u {
+            (rect.u0, rect.u1, &self.knots[0])
+        } else {
+            (rect.v0, rect.v1, &self.knots[1])
+        };
         let mid = 0.5 * (a + b);
         k.iter()
             .copied()
@@ -449,7 +443,17 @@ impl NurbsSurface {
 
     /// The surface with every control point mapped by `f` (weights kept): e.g. a rigid motion.
     pub fn map_points(&self, f: impl Fn(DVec3) -> DVec3) -> Self {
-        let points = self.points.iter().map(|&h| lift(f(project(h)), h.w)).collect();
-        Self::from_parts(self.degree, self.knots.clone(), self.count, points, self.rational)
+        let points = self
+            .points
+            .iter()
+            .map(|&h| lift(f(project(h)), h.w))
+            .collect();
+        Self::from_parts(
+            self.degree,
+            self.knots.clone(),
+            self.count,
+            points,
+            self.rational,
+        )
     }
 }

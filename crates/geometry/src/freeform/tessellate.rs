@@ -7,6 +7,8 @@
 //! ([`NurbsSurface::bilinear_deviation`]) and `|L - T| <= |p00 + p11 - p01 - p10| / 4` (Kim et al.
 //! 2011 §5 remark). Cells that fail double the resolution of their piece's column or row.
 
+#![allow(clippy::needless_range_loop)] // index loops mirror The NURBS Book
+
 use glam::{DVec3, Vec3};
 
 use super::{apply_pose, FreeformError, FreeformModel, NurbsSurface, ParamRect};
@@ -22,11 +24,22 @@ pub fn cell_error(cell: &NurbsSurface) -> f64 {
 }
 
 fn uniform_breaks(a: f64, b: f64, n: usize) -> Vec<f64> {
-    (0..=n).map(|k| if k == n { b } else { a + (b - a) * k as f64 / n as f64 }).collect()
+    (0..=n)
+        .map(|k| {
+            if k == n {
+                b
+            } else {
+                a + (b - a) * k as f64 / n as f64
+            }
+        })
+        .collect()
 }
 
 /// Parameter grid lines `(u, v)` of one surface meeting `tolerance`.
-pub fn surface_grid(s: &NurbsSurface, tolerance: f64) -> Result<(Vec<f64>, Vec<f64>), FreeformError> {
+pub fn surface_grid(
+    s: &NurbsSurface,
+    tolerance: f64,
+) -> Result<(Vec<f64>, Vec<f64>), FreeformError> {
     if !(tolerance.is_finite() && tolerance > 0.0) {
         return Err(FreeformError::Tolerance {
             tolerance,
@@ -112,7 +125,10 @@ pub fn surface_grid(s: &NurbsSurface, tolerance: f64) -> Result<(Vec<f64>, Vec<f
 }
 
 /// Tessellates one surface: grid vertices (model coordinates, f64) and triangles.
-pub fn tessellate_surface(s: &NurbsSurface, tolerance: f64) -> Result<(Vec<DVec3>, Vec<[u32; 3]>), FreeformError> {
+pub fn tessellate_surface(
+    s: &NurbsSurface,
+    tolerance: f64,
+) -> Result<(Vec<DVec3>, Vec<[u32; 3]>), FreeformError> {
     let (us, vs) = surface_grid(s, tolerance)?;
     let m = vs.len();
     let mut pts = Vec::with_capacity(us.len() * m);
@@ -151,10 +167,11 @@ impl FreeformModel {
         let mut positions = Vec::new();
         let mut faces = Vec::new();
         for (index, s) in self.surfaces.iter().enumerate() {
-            let (p, f) = tessellate_surface(s, tolerance).map_err(|e| FreeformError::InSurface {
-                index,
-                source: Box::new(e),
-            })?;
+            let (p, f) =
+                tessellate_surface(s, tolerance).map_err(|e| FreeformError::InSurface {
+                    index,
+                    source: Box::new(e),
+                })?;
             let base = positions.len() as u32;
             positions.extend(p.into_iter().map(|x| {
                 let w = apply_pose(&self.pose, x);

@@ -10,7 +10,7 @@
 //! A contact is a zero of `F` in the domain (`t ∈ [0,1]`, and `(u, v)` in the unit square for
 //! edge–edge, in the triangle `u, v ≥ 0, u + v ≤ 1` for vertex–face). `F` is multilinear, so its
 //! exact range over a box is spanned by its values at the box corners; we evaluate those in f64
-//! and widen by a rigorous a-priori rounding bound `ε` (see [`error_bound`]). A box whose widened
+//! and widen by a rigorous a-priori rounding bound `ε` (see `error_bound` in the source). A box whose widened
 //! range misses the `δ`-neighbourhood of 0 on some axis holds no contact and is dropped; the
 //! others are bisected, always taking the live box with the smallest `t` first. So when a box is
 //! accepted, every time before its `t_lo` is certified contact-free.

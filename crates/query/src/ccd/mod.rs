@@ -4,15 +4,19 @@
 //!   negatives, ever), inclusion-based bisection over `(t, u, v)` with a rigorous f64 rounding
 //!   bound (see [`inclusion`]). They report the earliest time of impact as a certified interval
 //!   [`Toi`]: no contact happens before `t_lo`.
-//! * Mesh CCD between two frames ([`mesh`]): swept boxes → LBVH → BVTT → the 15 elementary
-//!   tests per triangle pair, deduplicated by feature ownership.
+//! * Mesh CCD between two frames ([`mesh`]): swept boxes → LBVH → BVTT → candidate face pairs
+//!   (adjacent ones included) → [`ccd_candidates`] ([`candidates`]): the 15 elementary tests per
+//!   face pair behind certified filters, each feature pair run once (feature ownership). The
+//!   GPU backend runs the same [`ccd_candidates`] after its own traversal.
 
+pub mod candidates;
 mod filter;
 pub mod inclusion;
 pub mod mesh;
 
 use glam::DVec3;
 
+pub use candidates::{ccd_candidates, CcdMesh};
 pub use mesh::{ccd_pair, ccd_self, ccd_self_with_bvh, Feature, FeatureToi, MeshCcd};
 
 /// Tuning of the elementary CCD tests. The tests stay conservative for every setting.
@@ -74,6 +78,18 @@ pub enum CcdError {
         what: &'static str,
         /// Its face or leaf count.
         got: usize,
+        /// Faces of the mesh.
+        faces: usize,
+    },
+    /// A candidate pair names a face the mesh does not have.
+    #[error("{what} {pair}: face {face} out of range ({faces} faces)")]
+    FaceIndex {
+        /// Which entry ("pair", "pair (face of a)", "pair (face of b)").
+        what: &'static str,
+        /// Index of the candidate pair.
+        pair: usize,
+        /// The face index given.
+        face: u32,
         /// Faces of the mesh.
         faces: usize,
     },

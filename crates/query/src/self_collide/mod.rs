@@ -4,7 +4,7 @@
 //! excluded by topology, not by distance.
 //!
 //! The BVTT self traversal ([`traverse`]) pairs a node with itself only through its children;
-//! normal-cone culling ([`gprox_bvh::normal_cone`] masks as a hint, [`cull`]'s certificate as
+//! normal-cone culling ([`gprox_bvh::normal_cone`] masks as a hint, the private `cull` module's certificate as
 //! the proof) skips nodes that provably hold no such pair, so results are identical with and
 //! without culling. [`SelfCollider`] keeps the BVH across frames (refit with a
 //! [`RebuildPolicy`]).

@@ -1,0 +1,459 @@
+//! The narrow phase of mesh CCD: the elementary tests of candidate face pairs, whichever
+//! traversal produced them (the CPU BVTT of [`super::mesh`], or the balanced GPU traversal of
+//! `gprox_cuda`), so both backends run exactly the same code and give identical results.
+//!
+//! * **Ownership.** A vertex or an edge is tested only from the lowest face that contains it
+//!   ([`Topology::owned_vertices`], [`Topology::owned_edges`]), so a feature pair `(x, y)` is
+//!   run from exactly one face pair, `(owner(x), owner(y))`. That pair is a candidate whenever
+//!   the two features can touch: the owners' boxes contain the features' boxes.
+//! * **Self CCD** runs every vertex–face pair with the vertex not on the face and every
+//!   edge–edge pair without a common endpoint, from adjacent face pairs (sharing a vertex)
+//!   too: a vertex passing through a face of its own 2-ring is a contact.
+//! * **Canonical point order.** Vertex–face: `[v, f0, f1, f2]` (face corners in face order);
+//!   edge–edge: each edge with sorted endpoints, in self CCD the smaller edge first. The result
+//!   does not depend on the candidates' order or orientation.
+//! * **Filters** (certified, see the private `filter` module) before each solver run: one
+//!   projection onto the centroid direction shared by all feature pairs of a face pair (cheap
+//!   for the many adjacent pairs), then axis and closest-feature separation and the coplanarity
+//!   test per feature pair.
+
+use glam::{DVec3, Vec3};
+use gprox_geometry::TriMesh;
+
+use super::filter::{closest_on_triangle, closest_segments, never_coplanar, Groups};
+use super::mesh::{Feature, FeatureToi, MeshCcd};
+use super::{check_point, edge_edge_unchecked, vertex_face_unchecked, CcdError, CcdOptions};
+use crate::self_collide::Topology;
+
+/// One mesh of a CCD query: faces and start positions (`mesh`), end positions (`end`, one per
+/// vertex) and its topology (`Topology::new(mesh.faces(), mesh.vertex_count())`).
+#[derive(Clone, Copy, Debug)]
+pub struct CcdMesh<'a> {
+    /// Faces and positions at `t = 0`.
+    pub mesh: &'a TriMesh,
+    /// Positions at `t = 1`.
+    pub end: &'a [Vec3],
+    /// Adjacency and feature ownership of `mesh`.
+    pub topo: &'a Topology,
+}
+
+/// One moving mesh in f64 (validated).
+pub(crate) struct Moving<'a> {
+    faces: &'a [[u32; 3]],
+    start: Vec<DVec3>,
+    end: Vec<DVec3>,
+    topo: &'a Topology,
+}
+
+impl<'a> Moving<'a> {
+    /// Checks `m` (topology size, vertex counts, finite coordinates) and converts it to f64.
+    pub(crate) fn new(what: &'static str, m: &CcdMesh<'a>) -> Result<Self, CcdError> {
+        let (mesh, end, topo) = (m.mesh, m.end, m.topo);
+        if topo.face_count() != mesh.face_count() {
+            return Err(CcdError::Mismatch {
+                what: "topology",
+                got: topo.face_count(),
+                faces: mesh.face_count(),
+            });
+        }
+        if end.len() != mesh.vertex_count() {
+            return Err(CcdError::VertexCountMismatch {
+                what,
+                start: mesh.vertex_count(),
+                end: end.len(),
+            });
+        }
+        let start: Vec<DVec3> = mesh.positions().iter().map(|p| p.as_dvec3()).collect();
+        let end: Vec<DVec3> = end.iter().map(|p| p.as_dvec3()).collect();
+        for (frame, pos) in [(0u8, &start), (1, &end)] {
+            for (i, p) in pos.iter().enumerate() {
+                check_point(what, frame, i, *p)?;
+            }
+        }
+        Ok(Self {
+            faces: mesh.faces(),
+            start,
+            end,
+            topo,
+        })
+    }
+
+    fn check_face(&self, what: &'static str, pair: usize, face: u32) -> Result<(), CcdError> {
+        if (face as usize) < self.faces.len() {
+            Ok(())
+        } else {
+            Err(CcdError::FaceIndex {
+                what,
+                pair,
+                face,
+                faces: self.faces.len(),
+            })
+        }
+    }
+}
+
+/// Mesh CCD over given candidate face pairs: for each pair the vertex–face, face–vertex and
+/// edge–edge tests of its owned features (see the module docs), behind certified filters, and
+/// the contacts sorted by feature (one per feature, the earliest). `b = None`: self CCD of `a`
+/// (`pairs` are unordered pairs of distinct faces of `a`; `[f, f]` is ignored); otherwise
+/// `pairs` are `[face of a, face of b]`. For a complete result `pairs` must hold every pair of
+/// faces (distinct, in self CCD) whose boxes are not separated on one axis, in the same order,
+/// at both ends of the step — [`super::ccd_self_with_bvh`] and [`super::ccd_pair`] call this
+/// after their traversal. Errors: a mesh fails [`super::ccd_self`]'s checks, or a face index
+/// is out of range.
+///
+/// ```
+/// use gprox_query::ccd::{ccd_candidates, CcdMesh, CcdOptions};
+/// use gprox_query::self_collide::Topology;
+/// use gprox_geometry::{glam::Vec3, TriMesh};
+/// // Two triangles sharing vertex 0; vertex 2 swings through the other triangle.
+/// let p = vec![Vec3::ZERO, Vec3::X, Vec3::new(0.3, 0.3, 1.0), Vec3::new(1.0, 1.0, 0.0), Vec3::Y];
+/// let mesh = TriMesh::new(p.clone(), vec![[0, 1, 2], [0, 3, 4]]).unwrap();
+/// let mut end = p.clone();
+/// end[2] = Vec3::new(0.3, 0.5, -1.0);
+/// let topo = Topology::new(mesh.faces(), mesh.vertex_count());
+/// let m = CcdMesh { mesh: &mesh, end: &end, topo: &topo };
+/// let r = ccd_candidates(&m, None, &[[0, 1]], &CcdOptions::default()).unwrap();
+/// assert!(r.earliest.unwrap().t_lo <= 0.5);
+/// ```
+pub fn ccd_candidates(
+    a: &CcdMesh<'_>,
+    b: Option<&CcdMesh<'_>>,
+    pairs: &[[u32; 2]],
+    opts: &CcdOptions,
+) -> Result<MeshCcd, CcdError> {
+    match b {
+        None => {
+            let m = Moving::new("mesh", a)?;
+            for (i, p) in pairs.iter().enumerate() {
+                m.check_face("pair", i, p[0])?;
+                m.check_face("pair", i, p[1])?;
+            }
+            Ok(run_pairs(&m, None, pairs, opts))
+        }
+        Some(b) => {
+            let ma = Moving::new("mesh a", a)?;
+            let mb = Moving::new("mesh b", b)?;
+            for (i, p) in pairs.iter().enumerate() {
+                ma.check_face("pair (face of a)", i, p[0])?;
+                mb.check_face("pair (face of b)", i, p[1])?;
+            }
+            Ok(run_pairs(&ma, Some(&mb), pairs, opts))
+        }
+    }
+}
+
+/// [`ccd_candidates`] on validated meshes and in-range pairs.
+pub(crate) fn run_pairs(
+    a: &Moving,
+    b: Option<&Moving>,
+    pairs: &[[u32; 2]],
+    opts: &CcdOptions,
+) -> MeshCcd {
+    let mut out = Vec::new();
+    let mut tests = 0;
+    let mut jobs = Vec::with_capacity(15);
+    for &[fa, fb] in pairs {
+        jobs.clear();
+        match b {
+            None if fa == fb => continue,
+            None => self_jobs(a, fa, fb, &mut jobs),
+            Some(b) => pair_jobs(a, fa, b, fb, &mut jobs),
+        }
+        if jobs.is_empty() {
+            continue;
+        }
+        let mb = b.unwrap_or(a);
+        run_jobs(a, fa, mb, fb, &jobs, opts, &mut out, &mut tests);
+    }
+    if std::env::var("CCDDBG").is_ok() { unsafe { eprintln!("jobs {} shared-fail {} tests {}", DBG[0], DBG[1], tests); DBG = [0; 2]; } }
+    finish(out, pairs.len(), tests)
+}
+static mut DBG: [usize; 2] = [0; 2];
+
+/// One elementary test of a face pair: the points as (side, vertex) — side 0 is face `fa`'s
+/// mesh, 1 face `fb`'s — the corner slots `0..6` of `[fa, fb]` they occupy (for the shared
+/// projection filter), and what to report.
+struct Job {
+    points: [(u8, u32); 4],
+    slots: [u8; 4],
+    split: usize,
+    feature: Feature,
+    faces: [u32; 2],
+}
+
+/// Owned vertices of face `f` (first slot of a repeated index only): `(slot, vertex)`.
+#[inline]
+fn owned_vertices(m: &Moving, f: u32) -> impl Iterator<Item = (usize, u32)> {
+    let bits = m.topo.owned_vertices[f as usize];
+    let t = m.faces[f as usize];
+    (0..3)
+        .filter(move |k| bits & (1 << k) != 0)
+        .map(move |k| (k, t[k]))
+}
+
+/// Owned edges of face `f`: `(slots of the sorted endpoints, sorted endpoints)`.
+#[inline]
+fn owned_edges(m: &Moving, f: u32) -> impl Iterator<Item = ([usize; 2], [u32; 2])> {
+    let bits = m.topo.owned_edges[f as usize];
+    let t = m.faces[f as usize];
+    (0..3).filter(move |k| bits & (1 << k) != 0).map(move |k| {
+        let (i, j) = (k, (k + 1) % 3);
+        if t[i] <= t[j] {
+            ([i, j], [t[i], t[j]])
+        } else {
+            ([j, i], [t[j], t[i]])
+        }
+    })
+}
+
+/// Self CCD jobs of the unordered face pair `{fa, fb}` (distinct faces).
+fn self_jobs(m: &Moving, fa: u32, fb: u32, jobs: &mut Vec<Job>) {
+    let ta = m.faces[fa as usize];
+    let tb = m.faces[fb as usize];
+    for (side, fx, fy, ty) in [(0u8, fa, fb, tb), (1, fb, fa, ta)] {
+        let other = 1 - side;
+        for (k, v) in owned_vertices(m, fx) {
+            if ty.contains(&v) {
+                continue;
+            }
+            jobs.push(Job {
+                points: [(side, v), (other, ty[0]), (other, ty[1]), (other, ty[2])],
+                slots: [3 * side + k as u8, 3 * other, 3 * other + 1, 3 * other + 2],
+                split: 1,
+                feature: Feature::VertexFace {
+                    vertex: v,
+                    face: fy,
+                },
+                faces: [fx, fy],
+            });
+        }
+    }
+    for (sa, ea) in owned_edges(m, fa) {
+        for (sb, eb) in owned_edges(m, fb) {
+            if ea.iter().any(|v| eb.contains(v)) {
+                continue;
+            }
+            let (x, y) = ((0u8, sa, ea, fa), (1u8, sb, eb, fb));
+            let (x, y) = if eb < ea { (y, x) } else { (x, y) };
+            jobs.push(Job {
+                points: [(x.0, x.2[0]), (x.0, x.2[1]), (y.0, y.2[0]), (y.0, y.2[1])],
+                slots: [
+                    3 * x.0 + x.1[0] as u8,
+                    3 * x.0 + x.1[1] as u8,
+                    3 * y.0 + y.1[0] as u8,
+                    3 * y.0 + y.1[1] as u8,
+                ],
+                split: 2,
+                feature: Feature::EdgeEdge { a: x.2, b: y.2 },
+                faces: [x.3, y.3],
+            });
+        }
+    }
+}
+
+/// Two-mesh jobs of face `fa` of `a` against face `fb` of `b`.
+fn pair_jobs(a: &Moving, fa: u32, b: &Moving, fb: u32, jobs: &mut Vec<Job>) {
+    let ta = a.faces[fa as usize];
+    let tb = b.faces[fb as usize];
+    for (k, v) in owned_vertices(a, fa) {
+        jobs.push(Job {
+            points: [(0, v), (1, tb[0]), (1, tb[1]), (1, tb[2])],
+            slots: [k as u8, 3, 4, 5],
+            split: 1,
+            feature: Feature::VertexFace {
+                vertex: v,
+                face: fb,
+            },
+            faces: [fa, fb],
+        });
+    }
+    for (k, v) in owned_vertices(b, fb) {
+        jobs.push(Job {
+            points: [(1, v), (0, ta[0]), (0, ta[1]), (0, ta[2])],
+            slots: [3 + k as u8, 0, 1, 2],
+            split: 1,
+            feature: Feature::FaceVertex {
+                face: fa,
+                vertex: v,
+            },
+            faces: [fa, fb],
+        });
+    }
+    for (sa, ea) in owned_edges(a, fa) {
+        for (sb, eb) in owned_edges(b, fb) {
+            jobs.push(Job {
+                points: [(0, ea[0]), (0, ea[1]), (1, eb[0]), (1, eb[1])],
+                slots: [sa[0] as u8, sa[1] as u8, 3 + sb[0] as u8, 3 + sb[1] as u8],
+                split: 2,
+                feature: Feature::EdgeEdge { a: ea, b: eb },
+                faces: [fa, fb],
+            });
+        }
+    }
+}
+
+/// Projections of the six corners of a face pair onto one direction at both ends of the step,
+/// with a rigorous rounding margin: a feature pair whose projections are apart by more than the
+/// margin, in the same order, at both ends never touches (each projected difference is linear
+/// in `t`).
+struct Projected {
+    start: [f64; 6],
+    end: [f64; 6],
+    need: f64,
+}
+
+impl Projected {
+    /// Projections onto the direction between the face centroids (over both ends), or `None`
+    /// when it is degenerate.
+    fn new(corners0: &[DVec3; 6], corners1: &[DVec3; 6], sep: f64) -> Option<Self> {
+        let mut w = DVec3::ZERO;
+        for k in 0..3 {
+            w += (corners0[k + 3] + corners1[k + 3]) - (corners0[k] + corners1[k]);
+        }
+        if !w.is_finite() || w == DVec3::ZERO {
+            return None;
+        }
+        let wa = w.abs();
+        let mut m = 0.0f64;
+        let mut start = [0.0; 6];
+        let mut end = [0.0; 6];
+        for k in 0..6 {
+            let (p, q) = (corners0[k], corners1[k]);
+            start[k] = w.x * p.x + w.y * p.y + w.z * p.z;
+            end[k] = w.x * q.x + w.y * q.y + w.z * q.z;
+            m = m.max(wa.dot(p.abs())).max(wa.dot(q.abs()));
+        }
+        // As in `Groups::separated_along`: |fl(w·p) - w·p| ≤ 3u Σ|w_k p_k|; two values and one
+        // subtraction ≤ 8u m, we use 12u m; minimum separation: distance ≥ gap / |w|₁.
+        const U: f64 = f64::EPSILON * 0.5;
+        let need = 12.0 * U * m + sep * (wa.x + wa.y + wa.z) * (1.0 + 4.0 * U) + f64::MIN_POSITIVE;
+        need.is_finite().then_some(Self { start, end, need })
+    }
+
+    /// Whether slots `s[..split]` and `s[split..]` are separated at both ends, in one order.
+    #[inline]
+    fn separated(&self, s: &[u8; 4], split: usize) -> bool {
+        let range = |v: &[f64; 6], r: &[u8]| {
+            r.iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &k| {
+                    (lo.min(v[k as usize]), hi.max(v[k as usize]))
+                })
+        };
+        let (a0, b0) = (
+            range(&self.start, &s[..split]),
+            range(&self.start, &s[split..]),
+        );
+        let (a1, b1) = (range(&self.end, &s[..split]), range(&self.end, &s[split..]));
+        let pos = b0.0 - a0.1 > self.need && b1.0 - a1.1 > self.need;
+        let neg = a0.0 - b0.1 > self.need && a1.0 - b1.1 > self.need;
+        pos || neg
+    }
+}
+
+/// Runs the jobs of face pair `(fa of a, fb of b)`: shared projection filter, per-feature
+/// filters, elementary solver.
+#[allow(clippy::too_many_arguments)]
+fn run_jobs(
+    a: &Moving,
+    fa: u32,
+    b: &Moving,
+    fb: u32,
+    jobs: &[Job],
+    opts: &CcdOptions,
+    out: &mut Vec<FeatureToi>,
+    tests: &mut usize,
+) {
+    let sep = opts.min_separation.max(0.0);
+    let ta = a.faces[fa as usize];
+    let tb = b.faces[fb as usize];
+    let corners = |pa: &[DVec3], pb: &[DVec3]| -> [DVec3; 6] {
+        std::array::from_fn(|k| {
+            if k < 3 {
+                pa[ta[k] as usize]
+            } else {
+                pb[tb[k - 3] as usize]
+            }
+        })
+    };
+    let c0 = corners(&a.start, &b.start);
+    let c1 = corners(&a.end, &b.end);
+    let proj = Projected::new(&c0, &c1, sep);
+    for job in jobs {
+        if proj
+            .as_ref()
+            .is_some_and(|p| p.separated(&job.slots, job.split))
+        {
+            continue;
+        }
+        let side = |s: u8| if s == 0 { a } else { b };
+        let start = job.points.map(|(s, v)| side(s).start[v as usize]);
+        let end = job.points.map(|(s, v)| side(s).end[v as usize]);
+        if excluded(&start, &end, job.split, sep) {
+            continue;
+        }
+        *tests += 1;
+        let toi = if job.split == 1 {
+            vertex_face_unchecked(start, end, opts)
+        } else {
+            edge_edge_unchecked(start, end, opts)
+        };
+        if let Some(toi) = toi {
+            out.push(FeatureToi {
+                feature: job.feature,
+                toi,
+                faces: job.faces,
+            });
+        }
+    }
+}
+
+/// Cheap certified exclusion of an elementary query whose points `..split` form one
+/// primitive and `split..` the other (see the private `filter` module).
+#[inline]
+fn excluded(start: &[DVec3; 4], end: &[DVec3; 4], split: usize, sep: f64) -> bool {
+    let g = Groups {
+        start,
+        end,
+        split,
+        sep,
+    };
+    if g.axis_separated() {
+        return true;
+    }
+    for pts in [start, end] {
+        let w = if split == 1 {
+            pts[0] - closest_on_triangle(pts[0], pts[1], pts[2], pts[3])
+        } else {
+            let (a, b) = closest_segments(pts[0], pts[1], pts[2], pts[3]);
+            b - a
+        };
+        if g.separated_along(w) {
+            return true;
+        }
+    }
+    sep == 0.0 && never_coplanar(start, end)
+}
+
+/// Sorted by feature, one contact per feature (the earliest `t_lo`, then the tightest `t_hi`),
+/// and the earliest overall.
+fn finish(mut contacts: Vec<FeatureToi>, candidate_pairs: usize, tests: usize) -> MeshCcd {
+    contacts.sort_by(|x, y| {
+        x.feature
+            .cmp(&y.feature)
+            .then(x.toi.t_lo.total_cmp(&y.toi.t_lo))
+            .then(x.toi.t_hi.total_cmp(&y.toi.t_hi))
+            .then(x.faces.cmp(&y.faces))
+    });
+    contacts.dedup_by(|x, y| x.feature == y.feature);
+    let earliest = contacts
+        .iter()
+        .map(|c| c.toi)
+        .min_by(|x, y| x.t_lo.total_cmp(&y.t_lo).then(x.t_hi.total_cmp(&y.t_hi)));
+    MeshCcd {
+        contacts,
+        earliest,
+        candidate_pairs,
+        elementary_tests: tests,
+    }
+}

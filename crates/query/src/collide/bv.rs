@@ -1,0 +1,773 @@
+//! Mesh–mesh collision over trees of tight bounding volumes (gProximity §4.3): the same pair
+//! sets as the AABB path ([`super::collide_all`]), with a choice of volume per model.
+//!
+//! A simultaneous traversal of the two trees descends the larger node of every overlapping
+//! pair. The node test is the volume's own overlap test (OBB: the 15-axis separating-axis test)
+//! with B's volumes mapped into A's model frame by the relative pose `R_Aᵀ R_B`, grown by a
+//! rigorous bound on every rounding involved — the world corners of both meshes, the gap between
+//! `R_Aᵀ` and `R_A⁻¹`, the mapping itself and the margin — so no intersecting pair is ever
+//! pruned. Poses that are not rotations (scaled, sheared) compare both trees in world space,
+//! each volume grown by its pose's distance to the nearest rotation; a singular pose prunes
+//! nothing. Leaf pairs get the exact test [`gprox_geometry::tri_tri::triangles_intersect`] on the
+//! f64 world corners from [`gprox_geometry::transform::transform_triangle`] (or, with a margin,
+//! [`gprox_geometry::tri_distance::triangle_distance`] `≤ margin`), so results equal the AABB
+//! path's exactly. Large queries split the traversal front into rayon tasks; output is sorted.
+//!
+//! Two entry points: [`collide_all_bv`] / [`collide_any_bv`] for two trees of one volume type
+//! `B` (OBB, RSS, sphere), and [`collide_all_models`] / [`collide_any_models`] where each model
+//! picks AABB or OBB ([`CollisionModel`]); an AABB model paired with an OBB model has its boxes
+//! read as axis-aligned OBBs, two AABB models use [`super::collide_all`].
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use glam::{DMat3, DVec3};
+use gprox_bvh::bounding_volume::{nearest_rotation, pose_parts, BoundingVolume};
+use gprox_bvh::bv_tree::BvTree;
+use gprox_bvh::obb::Obb;
+use gprox_bvh::rss::Rss;
+use gprox_bvh::sphere::Sphere;
+use gprox_bvh::Bvh;
+use gprox_geometry::transform::{transform_triangle, Pose64};
+use gprox_geometry::tri_distance::triangle_distance;
+use gprox_geometry::tri_tri::triangles_intersect;
+use gprox_geometry::TriMesh;
+use rayon::prelude::*;
+
+use super::{CollideError, CollideOptions, CollisionObject, Side};
+
+/// Relative bound used for every rounding term (the operations round a few times at `2^-53`).
+const K: f64 = 1e-14;
+/// Front size per rayon thread before the traversal is split into tasks.
+const FRONT_PER_THREAD: usize = 32;
+/// Below this many faces (both meshes together) a query runs on one thread.
+const PAR_MIN_FACES: usize = 32_768;
+
+/// A mesh with a tree of volumes `B` over its faces ([`BvTree::build`], or refitted to the
+/// mesh's current positions) and a rigid pose.
+#[derive(Clone, Copy, Debug)]
+pub struct BvCollisionObject<'a, B> {
+    /// The triangles.
+    pub mesh: &'a TriMesh,
+    /// Its tree (model coordinates).
+    pub tree: &'a BvTree<B>,
+    /// Local-to-world pose.
+    pub pose: Pose64,
+}
+
+impl<'a, B: CollisionVolume> BvCollisionObject<'a, B> {
+    /// Bundles a mesh, its tree and a pose, checking that the tree has one leaf per face, a
+    /// finite root volume, and that the pose is finite.
+    pub fn new(mesh: &'a TriMesh, tree: &'a BvTree<B>, pose: Pose64) -> Result<Self, CollideError> {
+        check(mesh, tree, &pose, Side::A)?;
+        Ok(Self { mesh, tree, pose })
+    }
+}
+
+/// The bounding-volume tree of one model: an AABB tree ([`gprox_bvh::lbvh::build`]) or an
+/// OBB tree ([`BvTree::build`]).
+#[derive(Clone, Copy, Debug)]
+pub enum CollisionModel<'a> {
+    /// Axis-aligned boxes (fast to build and refit, loose on rotated or thin parts).
+    Aabb(&'a Bvh),
+    /// Oriented boxes (tight, slower to build).
+    Obb(&'a BvTree<Obb>),
+}
+
+/// A mesh, the tree chosen for it and a rigid pose, for [`collide_all_models`].
+#[derive(Clone, Copy, Debug)]
+pub struct ModelObject<'a> {
+    /// The triangles.
+    pub mesh: &'a TriMesh,
+    /// Its tree, of either kind.
+    pub model: CollisionModel<'a>,
+    /// Local-to-world pose.
+    pub pose: Pose64,
+}
+
+/// A bounding volume usable by the tree collision queries: the overlap test of a volume in
+/// the comparison frame against another volume mapped into it by `x ↦ q x + t` (`q` a rotation
+/// up to rounding) and grown by `grow`. The default maps and calls
+/// [`BoundingVolume::overlaps`]; volumes may override it with a faster test, which must stay
+/// conservative (true whenever the volumes share a point, false only when proven apart).
+pub trait CollisionVolume: BoundingVolume {
+    /// Whether `self` overlaps `other` mapped by `(q, t)` and grown by `grow`.
+    #[inline]
+    fn overlaps_mapped(&self, other: &Self, q: &DMat3, t: DVec3, grow: f64) -> bool {
+        self.overlaps(&other.transform_rigid(q, t, grow))
+    }
+}
+
+impl CollisionVolume for Rss {}
+impl CollisionVolume for Sphere {}
+
+/// The 15-axis separating-axis test in `self`'s box frame (Gottschalk et al., "OBBTree"), with
+/// every gap required to exceed a bound on its rounding before it counts as separating.
+impl CollisionVolume for Obb {
+    #[inline]
+    fn overlaps_mapped(&self, other: &Self, q: &DMat3, t: DVec3, grow: f64) -> bool {
+        let at = self.axes.transpose();
+        // B's edges and centre in A's box frame; the computed image of B's axes under `q` is
+        // within a few ulps of the true one, absorbed by the K·Σg growth.
+        let r = at * (*q * other.axes);
+        let tv = at * ((*q * other.center + t) - self.center);
+        let ha = self.half_extents.to_array();
+        let g = other.half_extents + DVec3::splat(grow + K * other.half_extents.element_sum());
+        let g = g.to_array();
+        let rr = [r.x_axis.to_array(), r.y_axis.to_array(), r.z_axis.to_array()]; // rr[j][i]
+        let ab: [[f64; 3]; 3] = std::array::from_fn(|i| std::array::from_fn(|j| rr[j][i].abs()));
+        let tv = tv.to_array();
+        let scale = tv[0].abs()
+            + tv[1].abs()
+            + tv[2].abs()
+            + ha.iter().sum::<f64>()
+            + g.iter().sum::<f64>();
+        let slack = 4.0 * K * scale;
+        for i in 0..3 {
+            let rb = g[0] * ab[i][0] + g[1] * ab[i][1] + g[2] * ab[i][2];
+            if tv[i].abs() - (ha[i] + rb) > slack {
+                return false;
+            }
+        }
+        for j in 0..3 {
+            let tl = tv[0] * rr[j][0] + tv[1] * rr[j][1] + tv[2] * rr[j][2];
+            let ra = ha[0] * ab[0][j] + ha[1] * ab[1][j] + ha[2] * ab[2][j];
+            if tl.abs() - (ra + g[j]) > slack {
+                return false;
+            }
+        }
+        for i in 0..3 {
+            let (i1, i2) = ((i + 1) % 3, (i + 2) % 3);
+            for j in 0..3 {
+                let (j1, j2) = ((j + 1) % 3, (j + 2) % 3);
+                let tl = tv[i2] * rr[j][i1] - tv[i1] * rr[j][i2];
+                let ra = ha[i1] * ab[i2][j] + ha[i2] * ab[i1][j];
+                let rb = g[j1] * ab[i][j2] + g[j2] * ab[i][j1];
+                if tl.abs() - (ra + rb) > slack {
+                    return false;
+                }
+            }
+        }
+        true
+    }
+}
+
+/// A tree whose nodes give volumes of type `V` (model coordinates) with LBVH links.
+trait NodeSource<V>: Sync {
+    fn node_count(&self) -> usize;
+    /// `(left, right)`; `right == LEAF` for a leaf whose `left` is the face.
+    fn links(&self, i: usize) -> (u32, u32);
+    fn volume(&self, i: usize) -> V;
+    /// Upper bound of `|p|` over the vertices below the root, or NaN/∞ when not finite.
+    fn reach(&self) -> f64;
+}
+
+impl<B: BoundingVolume> NodeSource<B> for BvTree<B> {
+    fn node_count(&self) -> usize {
+        self.nodes.len()
+    }
+    #[inline]
+    fn links(&self, i: usize) -> (u32, u32) {
+        (self.nodes[i].left, self.nodes[i].right)
+    }
+    #[inline]
+    fn volume(&self, i: usize) -> B {
+        self.nodes[i].bv
+    }
+    fn reach(&self) -> f64 {
+        self.nodes.first().map_or(0.0, |n| n.bv.reach())
+    }
+}
+
+/// An AABB tree read as axis-aligned OBBs (exact: f32 bounds are exact in f64).
+impl NodeSource<Obb> for Bvh {
+    fn node_count(&self) -> usize {
+        self.nodes.len()
+    }
+    #[inline]
+    fn links(&self, i: usize) -> (u32, u32) {
+        (self.nodes[i].left, self.nodes[i].right)
+    }
+    #[inline]
+    fn volume(&self, i: usize) -> Obb {
+        let b = &self.nodes[i].aabb;
+        let lo = DVec3::from_array(b.min.map(f64::from));
+        let hi = DVec3::from_array(b.max.map(f64::from));
+        Obb {
+            center: (lo + hi) * 0.5,
+            axes: DMat3::IDENTITY,
+            half_extents: (hi - lo) * 0.5,
+        }
+    }
+    fn reach(&self) -> f64 {
+        let b = self.root_aabb();
+        let m = DVec3::from_array(std::array::from_fn(|i| {
+            f64::from(b.min[i].abs().max(b.max[i].abs()))
+        }));
+        m.length() * (1.0 + K)
+    }
+}
+
+fn check<V, T: NodeSource<V>>(
+    mesh: &TriMesh,
+    tree: &T,
+    pose: &Pose64,
+    side: Side,
+) -> Result<(), CollideError> {
+    let faces = mesh.face_count();
+    if tree.node_count() + 1 != 2 * faces {
+        return Err(CollideError::BvhMismatch {
+            side,
+            nodes: tree.node_count(),
+            faces,
+        });
+    }
+    if pose.rows.iter().flatten().any(|v| !v.is_finite()) {
+        return Err(CollideError::NonFinitePose { side });
+    }
+    if !tree.reach().is_finite() {
+        return Err(CollideError::NonFiniteBounds { side });
+    }
+    Ok(())
+}
+
+/// Row-sum (∞) norm.
+fn norm(m: &DMat3) -> f64 {
+    (0..3)
+        .map(|i| m.row(i).abs().element_sum())
+        .fold(0.0, f64::max)
+}
+
+/// How node volumes are compared (see the module docs).
+#[derive(Clone, Copy, Debug)]
+enum Mapping {
+    /// A's volumes as stored; B's mapped by the rotation `q`, translation `t`, grown by `grow`.
+    Local { q: DMat3, t: DVec3, grow: f64 },
+    /// Both mapped to world space.
+    World {
+        qa: DMat3,
+        ta: DVec3,
+        grow_a: f64,
+        qb: DMat3,
+        tb: DVec3,
+        grow_b: f64,
+    },
+    /// No bound can be given (singular pose): every node pair is descended.
+    All,
+}
+
+impl Mapping {
+    /// `mag_*` bound `|p|` over each model's vertices (and its volumes' centres by half).
+    fn new(pa: &Pose64, mag_a: f64, pb: &Pose64, mag_b: f64, margin: f64) -> Self {
+        let (ra, ta) = pose_parts(pa);
+        let (rb, tb) = pose_parts(pb);
+        let s3 = 3f64.sqrt() * (1.0 + K);
+        // ∞-norm bounds of the rounding of the world corners (transform_point).
+        let eps_a = K * (norm(&ra) * mag_a + ta.abs().max_element());
+        let eps_b = K * (norm(&rb) * mag_b + tb.abs().max_element());
+        let rat = ra.transpose();
+        let n = rat * ra - DMat3::IDENTITY;
+        let eta = norm(&n) + K;
+        let local = if eta < 0.5 {
+            let m = rat * rb;
+            let d = tb - ta;
+            let t = rat * d;
+            let nrat = norm(&rat);
+            let inv = nrat / (1.0 - eta);
+            let reach = norm(&rb) * mag_b + d.abs().max_element();
+            let pad = (inv * (eps_a + eps_b + margin)
+                + eta / (1.0 - eta) * nrat * reach
+                + K * (3.0 * norm(&m).max(nrat * norm(&rb)) * mag_b
+                    + 2.0 * t.abs().max_element()
+                    + nrat * reach))
+                * (1.0 + K);
+            let (q, e) = nearest_rotation(&m);
+            // e·|q'| for the residual of q, the padding (∞ → Euclidean), and the rounding of
+            // the volume's own centre mapping.
+            let grow =
+                (e * mag_b + s3 * pad + K * (4.0 * mag_b + t.abs().max_element())) * (1.0 + K);
+            grow.is_finite().then_some(Mapping::Local { q, t, grow })
+        } else {
+            None
+        };
+        if let Some(l) = local {
+            return l;
+        }
+        let side = |r: &DMat3, t: DVec3, mag: f64, eps: f64| {
+            let (q, e) = nearest_rotation(r);
+            let grow = (e * mag
+                + s3 * (eps + 0.5 * margin)
+                + K * (4.0 * norm(r) * mag + t.abs().max_element()))
+                * (1.0 + K);
+            (q, grow)
+        };
+        let (qa, grow_a) = side(&ra, ta, mag_a, eps_a);
+        let (qb, grow_b) = side(&rb, tb, mag_b, eps_b);
+        if grow_a.is_finite() && grow_b.is_finite() {
+            Mapping::World {
+                qa,
+                ta,
+                grow_a,
+                qb,
+                tb,
+                grow_b,
+            }
+        } else {
+            Mapping::All
+        }
+    }
+}
+
+/// What a traversal task reports into.
+struct Sink<'s> {
+    pairs: Vec<[u32; 2]>,
+    any: Option<&'s AtomicBool>,
+    error: Option<CollideError>,
+}
+
+/// One query over two posed trees.
+struct Traversal<'q, V, TA, TB> {
+    ma: &'q TriMesh,
+    mb: &'q TriMesh,
+    ta: &'q TA,
+    tb: &'q TB,
+    pa: Pose64,
+    pb: Pose64,
+    map: Mapping,
+    margin: f64,
+    tri_pad: f64,
+    _v: std::marker::PhantomData<fn() -> V>,
+}
+
+impl<V, TA, TB> Traversal<'_, V, TA, TB>
+where
+    V: CollisionVolume,
+    TA: NodeSource<V>,
+    TB: NodeSource<V>,
+{
+    /// Links of node `i` of one side, checked.
+    #[inline]
+    fn links(&self, side: Side, i: u32) -> Result<(u32, u32), CollideError> {
+        let ok = match side {
+            Side::A => (i as usize) < self.ta.node_count(),
+            Side::B => (i as usize) < self.tb.node_count(),
+        };
+        if !ok {
+            return Err(CollideError::InvalidTree { side, node: i });
+        }
+        Ok(match side {
+            Side::A => self.ta.links(i as usize),
+            Side::B => self.tb.links(i as usize),
+        })
+    }
+
+    /// Whether the volumes of node `a` of A and node `b` of B overlap (conservatively).
+    #[inline]
+    fn test(&self, a: u32, b: u32) -> bool {
+        let (va, vb) = (self.ta.volume(a as usize), self.tb.volume(b as usize));
+        match &self.map {
+            Mapping::Local { q, t, grow } => va.overlaps_mapped(&vb, q, *t, *grow),
+            Mapping::World {
+                qa,
+                ta,
+                grow_a,
+                qb,
+                tb,
+                grow_b,
+            } => va
+                .transform_rigid(qa, *ta, *grow_a)
+                .overlaps_mapped(&vb, qb, *tb, *grow_b),
+            Mapping::All => true,
+        }
+    }
+
+    fn roots_overlap(&self) -> bool {
+        self.test(0, 0)
+    }
+
+    /// Pushes the overlapping children pairs of `p` (descending the larger node); returns false
+    /// for a leaf pair (pushed nothing).
+    fn expand(&self, p: [u32; 2], out: &mut Vec<[u32; 2]>) -> Result<bool, CollideError> {
+        let (al, ar) = self.links(Side::A, p[0])?;
+        let (bl, br) = self.links(Side::B, p[1])?;
+        let (leaf_a, leaf_b) = (ar == gprox_bvh::LEAF, br == gprox_bvh::LEAF);
+        if leaf_a && leaf_b {
+            return Ok(false);
+        }
+        let split_a = match (leaf_a, leaf_b) {
+            (true, _) => false,
+            (false, true) => true,
+            (false, false) => {
+                self.ta.volume(p[0] as usize).size() >= self.tb.volume(p[1] as usize).size()
+            }
+        };
+        if split_a {
+            for c in [ar, al] {
+                self.links(Side::A, c)?;
+                if self.test(c, p[1]) {
+                    out.push([c, p[1]]);
+                }
+            }
+        } else {
+            for c in [br, bl] {
+                self.links(Side::B, c)?;
+                if self.test(p[0], c) {
+                    out.push([p[0], c]);
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    /// Expands `front` breadth-first until it holds `want` pairs or only leaf pairs.
+    fn widen(&self, front: &mut Vec<[u32; 2]>, want: usize) -> Result<(), CollideError> {
+        let mut next = Vec::with_capacity(front.len() * 4);
+        while front.len() < want {
+            next.clear();
+            let mut grew = false;
+            for &p in front.iter() {
+                if self.expand(p, &mut next)? {
+                    grew = true;
+                } else {
+                    next.push(p);
+                }
+            }
+            std::mem::swap(front, &mut next);
+            if !grew {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Depth-first traversal below `start`.
+    fn run(&self, start: &[[u32; 2]], sink: &mut Sink<'_>) {
+        let mut stack: Vec<[u32; 2]> = start.iter().rev().copied().collect();
+        let mut budget = (self.ta.node_count() as u64) * (self.tb.node_count() as u64) + 1;
+        let mut polls = 0u32;
+        while let Some(p) = stack.pop() {
+            if budget == 0 {
+                sink.error = Some(CollideError::CyclicTree);
+                return;
+            }
+            budget -= 1;
+            if let Some(flag) = sink.any {
+                polls = polls.wrapping_add(1);
+                if polls % 64 == 0 && flag.load(Ordering::Relaxed) {
+                    return;
+                }
+            }
+            let res = self.expand(p, &mut stack).and_then(|inner| {
+                if inner {
+                    Ok(None)
+                } else {
+                    self.leaf_pair(p)
+                }
+            });
+            match res {
+                Ok(None) => {}
+                Ok(Some(faces)) => {
+                    if let Some(flag) = sink.any {
+                        flag.store(true, Ordering::Relaxed);
+                        return;
+                    }
+                    sink.pairs.push(faces);
+                }
+                Err(e) => {
+                    sink.error = Some(e);
+                    return;
+                }
+            }
+        }
+    }
+
+    /// The exact leaf test on world triangles.
+    fn leaf_pair(&self, p: [u32; 2]) -> Result<Option<[u32; 2]>, CollideError> {
+        let fa = self.ta.links(p[0] as usize).0;
+        let fb = self.tb.links(p[1] as usize).0;
+        if fa as usize >= self.ma.face_count() {
+            return Err(CollideError::FaceOutOfRange {
+                side: Side::A,
+                face: fa,
+            });
+        }
+        if fb as usize >= self.mb.face_count() {
+            return Err(CollideError::FaceOutOfRange {
+                side: Side::B,
+                face: fb,
+            });
+        }
+        let x = transform_triangle(&self.pa, self.ma.triangle(fa as usize));
+        let y = transform_triangle(&self.pb, self.mb.triangle(fb as usize));
+        let lo = |t: &[DVec3; 3]| t[0].min(t[1]).min(t[2]);
+        let hi = |t: &[DVec3; 3]| t[0].max(t[1]).max(t[2]);
+        let pad = DVec3::splat(if self.margin > 0.0 { self.tri_pad } else { 0.0 });
+        if (lo(&x) - hi(&y)).cmpgt(pad).any() || (lo(&y) - hi(&x)).cmpgt(pad).any() {
+            return Ok(None);
+        }
+        let hit = if self.margin > 0.0 {
+            triangle_distance(&x, &y).distance <= self.margin
+        } else {
+            triangles_intersect(&x, &y)
+        };
+        Ok(hit.then_some([fa, fb]))
+    }
+}
+
+/// Runs one query over any pair of node sources with a common volume type.
+#[allow(clippy::too_many_arguments)]
+fn run_query<V, TA, TB>(
+    ma: &TriMesh,
+    ta: &TA,
+    pa: &Pose64,
+    mb: &TriMesh,
+    tb: &TB,
+    pb: &Pose64,
+    opts: &CollideOptions,
+    any: Option<&AtomicBool>,
+) -> Result<Vec<[u32; 2]>, CollideError>
+where
+    V: CollisionVolume,
+    TA: NodeSource<V>,
+    TB: NodeSource<V>,
+{
+    if !(opts.margin.is_finite() && opts.margin >= 0.0) {
+        return Err(CollideError::BadMargin {
+            margin: opts.margin,
+        });
+    }
+    check(ma, ta, pa, Side::A)?;
+    check(mb, tb, pb, Side::B)?;
+    let (mag_a, mag_b) = (ta.reach(), tb.reach());
+    let world = |p: &Pose64, mag: f64| {
+        p.rows
+            .iter()
+            .map(|r| (r[0].abs() + r[1].abs() + r[2].abs()) * mag + r[3].abs())
+            .fold(0.0, f64::max)
+    };
+    let mag = world(pa, mag_a).max(world(pb, mag_b));
+    let t = Traversal {
+        ma,
+        mb,
+        ta,
+        tb,
+        pa: *pa,
+        pb: *pb,
+        map: Mapping::new(pa, mag_a, pb, mag_b, opts.margin),
+        margin: opts.margin,
+        tri_pad: opts.margin * (1.0 + 1e-12) + 1e-12 * mag,
+        _v: std::marker::PhantomData,
+    };
+    if !t.roots_overlap() {
+        return Ok(Vec::new());
+    }
+    let threads = if ma.face_count() + mb.face_count() < PAR_MIN_FACES {
+        1
+    } else {
+        rayon::current_num_threads()
+    };
+    let mut front = vec![[0u32, 0u32]];
+    if threads > 1 {
+        t.widen(&mut front, FRONT_PER_THREAD * threads)?;
+    }
+    let task = |start: &[[u32; 2]]| {
+        let mut sink = Sink {
+            pairs: Vec::new(),
+            any,
+            error: None,
+        };
+        t.run(start, &mut sink);
+        match sink.error {
+            Some(e) => Err(e),
+            None => Ok(sink.pairs),
+        }
+    };
+    let mut out = if threads > 1 && front.len() > 1 {
+        let chunk = front.len().div_ceil(threads * 4).max(1);
+        let parts: Vec<Result<Vec<[u32; 2]>, CollideError>> =
+            front.par_chunks(chunk).map(task).collect();
+        let mut out = Vec::new();
+        for p in parts {
+            out.extend(p?);
+        }
+        out
+    } else {
+        task(&front)?
+    };
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
+/// Every pair `[face of a, face of b]` whose closed world triangles intersect (or lie within
+/// `opts.margin`), sorted, without duplicates — the same set as [`super::try_collide_all`] —
+/// using the volume trees; errors on inconsistent input.
+pub fn try_collide_all_bv<B: CollisionVolume>(
+    a: &BvCollisionObject<'_, B>,
+    b: &BvCollisionObject<'_, B>,
+    opts: &CollideOptions,
+) -> Result<Vec<[u32; 2]>, CollideError> {
+    run_query(a.mesh, a.tree, &a.pose, b.mesh, b.tree, &b.pose, opts, None)
+}
+
+/// Whether any triangle pair intersects (or lies within the margin); stops at the first one.
+pub fn try_collide_any_bv<B: CollisionVolume>(
+    a: &BvCollisionObject<'_, B>,
+    b: &BvCollisionObject<'_, B>,
+    opts: &CollideOptions,
+) -> Result<bool, CollideError> {
+    let flag = AtomicBool::new(false);
+    run_query(
+        a.mesh,
+        a.tree,
+        &a.pose,
+        b.mesh,
+        b.tree,
+        &b.pose,
+        opts,
+        Some(&flag),
+    )?;
+    Ok(flag.into_inner())
+}
+
+/// Every intersecting pair `[face of a, face of b]` of two meshes with trees of volumes `B`
+/// (OBB, RSS, sphere), sorted, without duplicates.
+///
+/// # Panics
+/// On the errors of [`try_collide_all_bv`] (a tree not built for its mesh, a non-finite pose,
+/// a negative margin); objects made by [`BvCollisionObject::new`] with a valid margin never do.
+///
+/// ```
+/// use gprox_bvh::{bv_tree::BvTree, obb::Obb};
+/// use gprox_geometry::{glam::{Affine3A, Vec3}, transform::Pose64, TriMesh};
+/// use gprox_query::collide::{collide_all_bv, collide_any_bv, BvCollisionObject, CollideOptions};
+/// let tri = TriMesh::new(vec![Vec3::ZERO, Vec3::X, Vec3::Y], vec![[0, 1, 2]]).unwrap();
+/// let tree = BvTree::<Obb>::build(&tri);
+/// let a = BvCollisionObject::new(&tri, &tree, Pose64::IDENTITY).unwrap();
+/// // The same triangle turned a quarter about x, through A's corner: they touch.
+/// let pose = Pose64::from_affine(&Affine3A::from_rotation_x(std::f32::consts::FRAC_PI_2));
+/// let b = BvCollisionObject::new(&tri, &tree, pose).unwrap();
+/// assert_eq!(collide_all_bv(&a, &b, &CollideOptions::default()), vec![[0, 0]]);
+/// assert!(collide_any_bv(&a, &b, &CollideOptions::default()));
+/// ```
+pub fn collide_all_bv<B: CollisionVolume>(
+    a: &BvCollisionObject<'_, B>,
+    b: &BvCollisionObject<'_, B>,
+    opts: &CollideOptions,
+) -> Vec<[u32; 2]> {
+    match try_collide_all_bv(a, b, opts) {
+        Ok(v) => v,
+        Err(e) => panic!("collide_all_bv: {e}"),
+    }
+}
+
+/// Whether any triangle pair intersects; `== !collide_all_bv(..).is_empty()`.
+///
+/// # Panics
+/// On the errors of [`try_collide_any_bv`], as [`collide_all_bv`].
+pub fn collide_any_bv<B: CollisionVolume>(
+    a: &BvCollisionObject<'_, B>,
+    b: &BvCollisionObject<'_, B>,
+    opts: &CollideOptions,
+) -> bool {
+    match try_collide_any_bv(a, b, opts) {
+        Ok(v) => v,
+        Err(e) => panic!("collide_any_bv: {e}"),
+    }
+}
+
+fn run_models(
+    a: &ModelObject<'_>,
+    b: &ModelObject<'_>,
+    opts: &CollideOptions,
+    any: Option<&AtomicBool>,
+) -> Result<Vec<[u32; 2]>, CollideError> {
+    use CollisionModel::{Aabb, Obb as O};
+    let (ma, pa, mb, pb) = (a.mesh, &a.pose, b.mesh, &b.pose);
+    match (a.model, b.model) {
+        (Aabb(x), Aabb(y)) => {
+            let oa = CollisionObject {
+                mesh: ma,
+                bvh: x,
+                pose: *pa,
+            };
+            let ob = CollisionObject {
+                mesh: mb,
+                bvh: y,
+                pose: *pb,
+            };
+            match any {
+                None => super::try_collide_all(&oa, &ob, opts),
+                Some(flag) => {
+                    let hit = super::try_collide_any(&oa, &ob, opts)?;
+                    flag.store(hit, Ordering::Relaxed);
+                    Ok(Vec::new())
+                }
+            }
+        }
+        (Aabb(x), O(y)) => run_query(ma, x, pa, mb, y, pb, opts, any),
+        (O(x), Aabb(y)) => run_query(ma, x, pa, mb, y, pb, opts, any),
+        (O(x), O(y)) => run_query(ma, x, pa, mb, y, pb, opts, any),
+    }
+}
+
+/// Every intersecting pair of two models, each with the tree of its choice; see
+/// [`collide_all_models`]. Errors on inconsistent input.
+pub fn try_collide_all_models(
+    a: &ModelObject<'_>,
+    b: &ModelObject<'_>,
+    opts: &CollideOptions,
+) -> Result<Vec<[u32; 2]>, CollideError> {
+    run_models(a, b, opts, None)
+}
+
+/// Whether any triangle pair of two models intersects; stops at the first one.
+pub fn try_collide_any_models(
+    a: &ModelObject<'_>,
+    b: &ModelObject<'_>,
+    opts: &CollideOptions,
+) -> Result<bool, CollideError> {
+    let flag = AtomicBool::new(false);
+    run_models(a, b, opts, Some(&flag))?;
+    Ok(flag.into_inner())
+}
+
+/// Every pair `[face of a, face of b]` whose closed world triangles intersect (or lie within
+/// `opts.margin`), sorted, without duplicates, where each model brings an AABB or an OBB tree.
+/// The pair set does not depend on the choice.
+///
+/// # Panics
+/// On the errors of [`try_collide_all_models`].
+///
+/// ```
+/// use gprox_bvh::{bv_tree::BvTree, lbvh, obb::Obb};
+/// use gprox_geometry::{glam::Vec3, transform::Pose64, TriMesh};
+/// use gprox_query::collide::{
+///     collide_all_models, CollideOptions, CollisionModel, ModelObject,
+/// };
+/// let tri = TriMesh::new(vec![Vec3::ZERO, Vec3::X, Vec3::Y], vec![[0, 1, 2]]).unwrap();
+/// let (aabbs, obbs) = (lbvh::build(&tri), BvTree::<Obb>::build(&tri));
+/// let a = ModelObject { mesh: &tri, model: CollisionModel::Aabb(&aabbs), pose: Pose64::IDENTITY };
+/// let b = ModelObject { mesh: &tri, model: CollisionModel::Obb(&obbs), pose: Pose64::IDENTITY };
+/// assert_eq!(collide_all_models(&a, &b, &CollideOptions::default()), vec![[0, 0]]);
+/// ```
+pub fn collide_all_models(
+    a: &ModelObject<'_>,
+    b: &ModelObject<'_>,
+    opts: &CollideOptions,
+) -> Vec<[u32; 2]> {
+    match try_collide_all_models(a, b, opts) {
+        Ok(v) => v,
+        Err(e) => panic!("collide_all_models: {e}"),
+    }
+}
+
+/// Whether any triangle pair of two models intersects; `== !collide_all_models(..).is_empty()`.
+///
+/// # Panics
+/// On the errors of [`try_collide_any_models`].
+pub fn collide_any_models(a: &ModelObject<'_>, b: &ModelObject<'_>, opts: &CollideOptions) -> bool {
+    match try_collide_any_models(a, b, opts) {
+        Ok(v) => v,
+        Err(e) => panic!("collide_any_models: {e}"),
+    }
+}

@@ -1,0 +1,282 @@
+//! The distance kernels (level-synchronous 8-wide RSS traversal, min-reductions, triangle
+//! distance), run through the emulator, against the CPU backend (`gprox_query::distance`) and a
+//! brute-force minimum over all face pairs with `gprox_geometry::tri_distance::triangle_distance`.
+
+mod common;
+
+use gprox_bvh::{bv_tree::BvTree, rss::Rss};
+use gprox_cuda::distance::GpuDistanceOptions;
+use gprox_cuda::Device;
+use gprox_geometry::glam::{Affine3A, DVec3, Quat, Vec3};
+use gprox_geometry::transform::{transform_triangle, Pose64};
+use gprox_geometry::tri_distance::{point_triangle_distance, triangle_distance};
+use gprox_geometry::TriMesh;
+use gprox_query::distance::{self as cpu, DistanceObject, DistanceOptions, DistanceResult};
+use proptest::prelude::*;
+
+/// Minimum triangle distance over every face pair.
+fn brute_force(a: &TriMesh, pa: &Pose64, b: &TriMesh, pb: &Pose64) -> f64 {
+    let mut best = f64::INFINITY;
+    for i in 0..a.face_count() {
+        let ta = transform_triangle(pa, a.triangle(i));
+        for j in 0..b.face_count() {
+            let d = triangle_distance(&ta, &transform_triangle(pb, b.triangle(j))).distance;
+            best = best.min(d);
+        }
+    }
+    best
+}
+
+/// The reported points lie on the reported triangles and are `distance` apart.
+fn check_witness(r: &DistanceResult, a: &TriMesh, pa: &Pose64, b: &TriMesh, pb: &Pose64) {
+    let ta = transform_triangle(pa, a.triangle(r.tri_a as usize));
+    let tb = transform_triangle(pb, b.triangle(r.tri_b as usize));
+    let scale = ta
+        .iter()
+        .chain(&tb)
+        .map(|p| p.abs().max_element())
+        .fold(1.0, f64::max);
+    let tol = 1e-12 * scale;
+    assert!(point_triangle_distance(r.point_a, &ta).0 <= tol, "{r:?}");
+    assert!(point_triangle_distance(r.point_b, &tb).0 <= tol, "{r:?}");
+    assert!(
+        (r.point_a.distance(r.point_b) - r.distance).abs() <= tol,
+        "{r:?}"
+    );
+    assert!(!r.distance.is_nan() && !r.lower.is_nan() && !r.upper.is_nan());
+}
+
+struct Run {
+    gpu: DistanceResult,
+    cpu: DistanceResult,
+}
+
+fn run(a: &TriMesh, pa: Pose64, b: &TriMesh, pb: Pose64, opts: GpuDistanceOptions) -> Run {
+    let (ta, tb) = (BvTree::<Rss>::build(a), BvTree::<Rss>::build(b));
+    let oa = DistanceObject {
+        mesh: a,
+        tree: &ta,
+        pose: pa,
+    };
+    let ob = DistanceObject {
+        mesh: b,
+        tree: &tb,
+        pose: pb,
+    };
+    let gpu = Device::emulated().distance(&oa, &ob, &opts).unwrap();
+    let cpu_opts = DistanceOptions {
+        abs_tol: opts.abs_tol,
+        rel_tol: opts.rel_tol,
+        threshold: opts.threshold,
+        parallel: false,
+    };
+    let cpu = cpu::distance(&oa, &ob, &cpu_opts).unwrap();
+    Run { gpu, cpu }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Exact query: the device distance is the CPU's and the brute force's, bit for bit (the
+    /// arithmetic is mirrored), with witnesses on the reported triangles and lower = upper.
+    #[test]
+    fn exact_distance_matches_cpu_and_brute_force(
+        a in common::mesh(16), b in common::mesh(16),
+        pa in common::pose(), pb in common::pose(),
+        small in any::<bool>(),
+    ) {
+        let opts = GpuDistanceOptions {
+            initial_capacity: if small { 1 } else { 1 << 12 },
+            ..GpuDistanceOptions::default()
+        };
+        let r = run(&a, pa, &b, pb, opts);
+        let brute = brute_force(&a, &pa, &b, &pb);
+        prop_assert_eq!(r.gpu.distance, brute);
+        prop_assert_eq!(r.gpu.distance, r.cpu.distance);
+        prop_assert_eq!(r.gpu.lower, r.gpu.distance);
+        prop_assert_eq!(r.gpu.upper, r.gpu.distance);
+        check_witness(&r.gpu, &a, &pa, &b, &pb);
+    }
+
+    /// Tolerance queries: `lower ≤ brute ≤ upper = distance`, within the tolerance.
+    #[test]
+    fn tolerance_bounds_hold(
+        a in common::mesh(16), b in common::mesh(16),
+        pa in common::pose(), pb in common::pose(),
+        abs_tol in 0.0f64..0.5, rel_tol in 0.0f64..0.5,
+    ) {
+        let opts = GpuDistanceOptions { abs_tol, rel_tol, ..GpuDistanceOptions::default() };
+        let r = run(&a, pa, &b, pb, opts);
+        let brute = brute_force(&a, &pa, &b, &pb);
+        let g = r.gpu;
+        prop_assert!(g.lower <= brute && brute <= g.upper, "{g:?} brute {brute}");
+        prop_assert_eq!(g.upper, g.distance);
+        prop_assert!(g.upper - g.lower <= abs_tol.max(rel_tol * g.upper) * (1.0 + 1e-12) + 1e-300);
+        check_witness(&g, &a, &pa, &b, &pb);
+    }
+
+    /// Threshold queries answer "below δ?" like the brute force.
+    #[test]
+    fn threshold_answers_like_brute_force(
+        a in common::mesh(16), b in common::mesh(16),
+        pa in common::pose(), pb in common::pose(),
+        delta in 0.0f64..2.0,
+    ) {
+        let opts = GpuDistanceOptions { threshold: Some(delta), ..GpuDistanceOptions::default() };
+        let r = run(&a, pa, &b, pb, opts);
+        let brute = brute_force(&a, &pa, &b, &pb);
+        prop_assert_eq!(r.gpu.below_threshold, brute < delta);
+        prop_assert!(r.gpu.lower <= brute && brute <= r.gpu.upper);
+        check_witness(&r.gpu, &a, &pa, &b, &pb);
+    }
+}
+
+/// A wavy grid of `n × n` quads (2 n² triangles) in the xy plane.
+fn grid(n: usize, phase: f32) -> TriMesh {
+    let mut v = Vec::new();
+    for i in 0..=n {
+        for j in 0..=n {
+            let (x, y) = (i as f32 / n as f32, j as f32 / n as f32);
+            v.push(Vec3::new(
+                x,
+                y,
+                0.05 * (7.0 * x + phase).sin() * (5.0 * y).cos(),
+            ));
+        }
+    }
+    let mut f = Vec::new();
+    let id = |i: usize, j: usize| (i * (n + 1) + j) as u32;
+    for i in 0..n {
+        for j in 0..n {
+            f.push([id(i, j), id(i + 1, j), id(i + 1, j + 1)]);
+            f.push([id(i, j), id(i + 1, j + 1), id(i, j + 1)]);
+        }
+    }
+    TriMesh::new(v, f).unwrap()
+}
+
+/// Two meshes of a few hundred triangles: several levels, tiny buffers force reruns, and the
+/// answer is the CPU's and the brute force's.
+#[test]
+fn larger_meshes_grow_and_rerun() {
+    let a = grid(10, 0.0);
+    let b = grid(8, 1.0);
+    let pb = Pose64::from_affine(&Affine3A::from_rotation_translation(
+        Quat::from_axis_angle(Vec3::new(1.0, 0.5, 0.2).normalize(), 0.7),
+        Vec3::new(0.3, 0.2, 0.4),
+    ));
+    let pa = Pose64::IDENTITY;
+    let (ta, tb) = (BvTree::<Rss>::build(&a), BvTree::<Rss>::build(&b));
+    let oa = DistanceObject {
+        mesh: &a,
+        tree: &ta,
+        pose: pa,
+    };
+    let ob = DistanceObject {
+        mesh: &b,
+        tree: &tb,
+        pose: pb,
+    };
+    let tiny = GpuDistanceOptions {
+        initial_capacity: 1,
+        ..GpuDistanceOptions::default()
+    };
+    let (g, stats) = Device::emulated()
+        .distance_with_stats(&oa, &ob, &tiny)
+        .unwrap();
+    assert!(stats.reruns > 0, "{stats:?}");
+    assert!(stats.levels >= 2, "{stats:?}");
+    let c = cpu::distance(&oa, &ob, &DistanceOptions::default()).unwrap();
+    let brute = brute_force(&a, &pa, &b, &pb);
+    assert_eq!(g.distance, brute);
+    assert_eq!(g.distance, c.distance);
+    check_witness(&g, &a, &pa, &b, &pb);
+    // Pruning works: far fewer triangle pairs than all of them.
+    assert!(stats.leaf_pairs < (a.face_count() * b.face_count()) as u64 / 4);
+    let (g2, _) = Device::emulated()
+        .distance_with_stats(&oa, &ob, &GpuDistanceOptions::default())
+        .unwrap();
+    assert_eq!(g2.distance, g.distance);
+}
+
+/// Identical poses of one mesh and meshes touching at a vertex give exactly 0, no NaN.
+#[test]
+fn degenerate_cases_give_zero() {
+    let a = grid(4, 0.0);
+    let r = run(
+        &a,
+        Pose64::IDENTITY,
+        &a,
+        Pose64::IDENTITY,
+        GpuDistanceOptions::default(),
+    );
+    assert_eq!(r.gpu.distance, 0.0);
+    assert_eq!(r.cpu.distance, 0.0);
+    assert_eq!((r.gpu.lower, r.gpu.upper), (0.0, 0.0));
+    check_witness(&r.gpu, &a, &Pose64::IDENTITY, &a, &Pose64::IDENTITY);
+
+    // Two tetrahedra touching at one vertex.
+    let tet = |o: Vec3, s: f32| {
+        TriMesh::new(
+            vec![o, o + Vec3::X * s, o + Vec3::Y * s, o + Vec3::Z * s],
+            vec![[0, 1, 2], [0, 1, 3], [0, 2, 3], [1, 2, 3]],
+        )
+        .unwrap()
+    };
+    let a = tet(Vec3::ZERO, 1.0);
+    let b = tet(Vec3::ZERO, -1.0);
+    let r = run(
+        &a,
+        Pose64::IDENTITY,
+        &b,
+        Pose64::IDENTITY,
+        GpuDistanceOptions::default(),
+    );
+    assert_eq!(r.gpu.distance, 0.0);
+    assert_eq!(r.gpu.point_a, DVec3::ZERO);
+    check_witness(&r.gpu, &a, &Pose64::IDENTITY, &b, &Pose64::IDENTITY);
+
+    // Zero-area triangles only (segments and points).
+    let flat = TriMesh::new(
+        vec![Vec3::ZERO, Vec3::X, Vec3::new(2.0, 0.0, 0.0)],
+        vec![[0, 1, 2], [1, 1, 1]],
+    )
+    .unwrap();
+    let lift = Pose64::from_affine(&Affine3A::from_translation(Vec3::new(0.5, 1.0, 0.0)));
+    let r = run(
+        &flat,
+        Pose64::IDENTITY,
+        &flat,
+        lift,
+        GpuDistanceOptions::default(),
+    );
+    assert_eq!(r.gpu.distance, 1.0);
+    assert_eq!(r.gpu.distance, r.cpu.distance);
+}
+
+/// Bad input is a typed error.
+#[test]
+fn bad_options_and_poses_are_errors() {
+    let a = grid(2, 0.0);
+    let t = BvTree::<Rss>::build(&a);
+    let o = DistanceObject {
+        mesh: &a,
+        tree: &t,
+        pose: Pose64::IDENTITY,
+    };
+    let d = Device::emulated();
+    let bad = GpuDistanceOptions {
+        rel_tol: f64::NAN,
+        ..GpuDistanceOptions::default()
+    };
+    assert!(d.distance(&o, &o, &bad).is_err());
+    let mut pose = Pose64::IDENTITY;
+    pose.rows[0][3] = f64::INFINITY;
+    let ob = DistanceObject { pose, ..o };
+    assert!(d.distance(&o, &ob, &GpuDistanceOptions::default()).is_err());
+    let other = grid(3, 0.0);
+    let wrong = DistanceObject { mesh: &other, ..o };
+    assert!(d
+        .distance(&wrong, &o, &GpuDistanceOptions::default())
+        .is_err());
+}
