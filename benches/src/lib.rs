@@ -5,7 +5,6 @@
 //!
 //! Run with `cargo run --release -p gprox-bench -- --help` or `cargo bench -p gprox-bench`.
 
-pub mod broad;
 pub mod harness;
 pub mod peers;
 pub mod plot;

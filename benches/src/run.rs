@@ -6,13 +6,13 @@ use std::time::Instant;
 use anyhow::{Context as _, Result};
 use gprox::bvh::{bv_tree::BvTree, rss::Rss};
 use gprox::geometry::scene::{Motion, QueryKind, QueryTargets, Scene};
+use gprox::query::broad_phase::{broad_phase_pairs, try_collide_many, try_collide_many_any};
 use gprox::query::ccd::{ccd_self_with_bvh, CcdOptions};
-use gprox::query::collide::CollideOptions;
+use gprox::query::collide::{CollideOptions, CollisionObject};
 use gprox::query::distance::{distance, DistanceObject, DistanceOptions};
 use gprox::query::self_collide::{self_collide, Topology};
 use gprox::{Context, Model};
 
-use crate::broad;
 use crate::report::{FrameRecord, Skipped};
 use crate::stats::Summary;
 
@@ -378,31 +378,20 @@ fn query_frame(
         };
         return Ok((rec, hash));
     }
-    let pairs = if target.all_pairs {
-        let boxes: Vec<_> = (0..scene.object_count())
-            .map(|o| {
-                let root = models[slot_of(o)?].bvh().root_aabb();
-                Ok(broad::world_box(root.min, root.max, &scene.pose64(f, o)))
-            })
-            .collect::<Result<_>>()?;
-        broad::overlapping_pairs(&boxes)
-    } else {
-        target.pairs.clone()
-    };
+    if target.all_pairs {
+        return all_pairs_frame(ctx, scene, target, f, models, slot_of, opts);
+    }
     let mut hash = 0xcbf2_9ce4_8422_2325u64;
     let mut count = 0u64;
     let mut hit_pairs = Vec::new();
-    for &[a, b] in &pairs {
+    for &[a, b] in &target.pairs {
         let (ma, mb) = (&models[slot_of(a)?], &models[slot_of(b)?]);
         let (pa, pb) = (scene.pose(f, a), scene.pose(f, b));
         let hit = match target.kind {
             QueryKind::CollideAll => {
                 let found = ctx.collide_all(ma, &pa, mb, &pb, opts)?;
                 count += found.len() as u64;
-                hash = fnv(hash, ((a as u64) << 32) | b as u64);
-                for [i, j] in &found {
-                    hash = fnv(hash, ((*i as u64) << 32) | *j as u64);
-                }
+                hash = hash_pairs(hash, a as u32, b as u32, &found);
                 !found.is_empty()
             }
             QueryKind::CollideAny => ctx.collide_any(ma, &pa, mb, &pb, opts)?,
@@ -410,7 +399,7 @@ fn query_frame(
         };
         if hit {
             hit_pairs.push([a as u32, b as u32]);
-            if !target.all_pairs && target.kind == QueryKind::CollideAny {
+            if target.kind == QueryKind::CollideAny {
                 break;
             }
         }
@@ -419,7 +408,79 @@ fn query_frame(
         frame: f,
         count: (target.kind == QueryKind::CollideAll).then_some(count),
         collide: Some(!hit_pairs.is_empty()),
-        object_pairs: target.all_pairs.then_some(hit_pairs),
+        ..Default::default()
+    };
+    Ok((rec, hash))
+}
+
+/// Folds one object pair's non-empty contact list into the FNV-1a hash.
+fn hash_pairs(mut hash: u64, a: u32, b: u32, found: &[[u32; 2]]) -> u64 {
+    if !found.is_empty() {
+        hash = fnv(hash, ((a as u64) << 32) | b as u64);
+        for [i, j] in found {
+            hash = fnv(hash, ((*i as u64) << 32) | *j as u64);
+        }
+    }
+    hash
+}
+
+/// A `pairs: "all"` frame: the library's broad phase
+/// ([`gprox::query::broad_phase`]); on the CPU backend the whole query is
+/// `collide_many` / `collide_many_any`, on other backends the broad-phase candidates go through
+/// the backend's narrow phase one object pair at a time.
+fn all_pairs_frame(
+    ctx: &Context,
+    scene: &Scene,
+    target: &Target,
+    f: usize,
+    models: &[Model],
+    slot_of: &dyn Fn(usize) -> Result<usize>,
+    opts: &CollideOptions,
+) -> Result<(FrameRecord, u64)> {
+    let objects = (0..scene.object_count())
+        .map(|o| {
+            let m = &models[slot_of(o)?];
+            Ok(CollisionObject::new(m.mesh(), m.bvh(), scene.pose64(f, o))?)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let mut hash = 0xcbf2_9ce4_8422_2325u64;
+    let mut count = 0u64;
+    let mut hit_pairs = Vec::new();
+    let all = target.kind == QueryKind::CollideAll;
+    if ctx.backend() == gprox::Backend::Cpu {
+        if all {
+            let many = try_collide_many(&objects, opts)?;
+            for c in &many.object_pairs {
+                hash = hash_pairs(hash, c.a, c.b, &c.pairs);
+                hit_pairs.push([c.a, c.b]);
+            }
+            count = many.total as u64;
+        } else {
+            hit_pairs = try_collide_many_any(&objects, opts)?;
+        }
+    } else {
+        for [a, b] in broad_phase_pairs(&objects, opts)? {
+            let (ua, ub) = (a as usize, b as usize);
+            let (ma, mb) = (&models[slot_of(ua)?], &models[slot_of(ub)?]);
+            let (pa, pb) = (scene.pose(f, ua), scene.pose(f, ub));
+            let hit = if all {
+                let found = ctx.collide_all(ma, &pa, mb, &pb, opts)?;
+                count += found.len() as u64;
+                hash = hash_pairs(hash, a, b, &found);
+                !found.is_empty()
+            } else {
+                ctx.collide_any(ma, &pa, mb, &pb, opts)?
+            };
+            if hit {
+                hit_pairs.push([a, b]);
+            }
+        }
+    }
+    let rec = FrameRecord {
+        frame: f,
+        count: all.then_some(count),
+        collide: Some(!hit_pairs.is_empty()),
+        object_pairs: Some(hit_pairs),
         ..Default::default()
     };
     Ok((rec, hash))

@@ -2,22 +2,19 @@
 //!
 //! Node boxes at both ends of the step (face boxes at the start and end positions by the
 //! `gprox_prim_boxes` kernel, then `gprox_refit` on the caller's tree: bit-identical to the
-//! CPU's `dual_boxes`) → balanced BVTT traversal whose node test is "not separated on one axis,
+//! CPU's dual boxes) → balanced BVTT traversal whose node test is "not separated on one axis,
 //! in the same order, at both ends" → candidate triangle pairs, in the same set and orientation
-//! as the CPU traversal of `gprox_query::ccd` over the same tree. The elementary tests are then
-//! run on the host by the CPU's conservative solvers (`vertex_face_toi`, `edge_edge_toi`), each
-//! feature pair from the same face pair as in `gprox_query::ccd::mesh` (feature ownership, and
-//! in self CCD the canonical non-adjacent face pair), so every contact the CPU reports is found
-//! with the same certified lower bound `t_lo` (a feature on a non-manifold edge is tested from
-//! several face pairs; of equal `t_lo` the tightest interval is kept here, the first visited on
-//! the CPU).
+//! as the CPU traversal of `gprox_query::ccd` over the same tree. Self CCD keeps adjacent leaf
+//! pairs (no `BALANCE_SKIP_ADJACENT`): a vertex can hit a face of its own neighbourhood. The
+//! narrow phase is the CPU's own [`gprox_query::ccd::ccd_candidates`] (filters, feature
+//! ownership, canonical point order) run on the host, so the result equals the CPU's mesh CCD
+//! over the same tree exactly.
 
 use gprox_bvh::{Bvh, BvhNode};
-use gprox_geometry::glam::{DVec3, Vec3};
+use gprox_geometry::glam::Vec3;
 use gprox_geometry::TriMesh;
-use gprox_query::ccd::{edge_edge_toi, vertex_face_toi, CcdOptions, Feature, FeatureToi, MeshCcd};
-use gprox_query::self_collide::topology::{BAD_EDGE, NO_FACE};
-use gprox_query::self_collide::{share_vertex, Topology};
+use gprox_query::ccd::{ccd_candidates, CcdMesh, CcdOptions, MeshCcd};
+use gprox_query::self_collide::Topology;
 
 use crate::balance::{BalanceOptions, BalanceStats, Traversal, NODE_BOX_STRIDE};
 use crate::device::{Device, DeviceBuffer};
@@ -84,8 +81,8 @@ impl Device {
         })
     }
 
-    /// Candidate face pairs of self CCD: every unordered pair of distinct faces of `m` whose
-    /// boxes are not separated on one axis in the same order at both ends of the step,
+    /// Candidate face pairs of self CCD: every unordered pair of distinct faces of `m`
+    /// (adjacent ones included) whose boxes are not separated on one axis in the same order at both ends of the step,
     /// oriented as the CPU's self traversal of the same tree reports them (the first face's
     /// leaf lies in the left subtree of the two leaves' common ancestor); sorted.
     pub fn ccd_self_candidates(
@@ -145,9 +142,8 @@ impl Device {
 
     /// Self CCD of one mesh moving linearly from its positions to `m.end`: candidates from the
     /// balanced traversal, elementary tests on the host (see the module docs). `topo` must be
-    /// `Topology::new(mesh.faces(), mesh.vertex_count())`. Every contact of
-    /// `gprox_query::ccd::ccd_self_with_bvh` over the same tree is reported with the same `t_lo`;
-    /// `elementary_tests` counts the solver runs here.
+    /// `Topology::new(mesh.faces(), mesh.vertex_count())`. The result equals
+    /// `gprox_query::ccd::ccd_self_with_bvh` over the same tree.
     ///
     /// ```
     /// use gprox_cuda::{BalanceOptions, Device, MovingMesh};
@@ -178,19 +174,18 @@ impl Device {
         opts: &BalanceOptions,
     ) -> Result<(MeshCcd, BalanceStats)> {
         check_topology(m, topo)?;
+        check_min_separation(ccd)?;
         let (pairs, stats) = self.ccd_self_candidates(m, opts)?;
-        let mv = Moving::new(m, topo);
-        let mut out = Vec::new();
-        let mut tests = 0;
-        for &[fa, fb] in &pairs {
-            test_faces(&mv, fa, &mv, fb, true, ccd, &mut out, &mut tests)?;
-        }
-        Ok((finish(out, pairs.len(), tests), stats))
+        let cm = CcdMesh {
+            mesh: m.mesh,
+            end: m.end,
+            topo,
+        };
+        Ok((ccd_candidates(&cm, None, &pairs, ccd)?, stats))
     }
 
     /// Two-mesh CCD (`a` → `a.end`, `b` → `b.end`): candidates from the balanced traversal,
-    /// elementary tests on the host; the contacts of `gprox_query::ccd::ccd_pair` over the same
-    /// trees.
+    /// elementary tests on the host; equals `gprox_query::ccd::ccd_pair` over the same trees.
     pub fn ccd_pair(
         &self,
         a: &MovingMesh<'_>,
@@ -202,16 +197,32 @@ impl Device {
     ) -> Result<(MeshCcd, BalanceStats)> {
         check_topology(a, a_topo)?;
         check_topology(b, b_topo)?;
+        check_min_separation(ccd)?;
         let (pairs, stats) = self.ccd_pair_candidates(a, b, opts)?;
-        let ma = Moving::new(a, a_topo);
-        let mb = Moving::new(b, b_topo);
-        let mut out = Vec::new();
-        let mut tests = 0;
-        for &[fa, fb] in &pairs {
-            test_faces(&ma, fa, &mb, fb, false, ccd, &mut out, &mut tests)?;
-        }
-        Ok((finish(out, pairs.len(), tests), stats))
+        let ca = CcdMesh {
+            mesh: a.mesh,
+            end: a.end,
+            topo: a_topo,
+        };
+        let cb = CcdMesh {
+            mesh: b.mesh,
+            end: b.end,
+            topo: b_topo,
+        };
+        Ok((ccd_candidates(&ca, Some(&cb), &pairs, ccd)?, stats))
     }
+}
+
+/// The device traversal's node test has no minimum-separation gap yet: refuse `δ > 0` rather
+/// than drop candidate pairs closer than `δ` (the CPU `gprox_query::ccd` supports it).
+fn check_min_separation(ccd: &CcdOptions) -> Result<()> {
+    if ccd.min_separation > 0.0 {
+        return Err(CudaError::InvalidOption {
+            what: "CcdOptions::min_separation (not supported on the GPU yet)",
+            value: ccd.min_separation,
+        });
+    }
+    Ok(())
 }
 
 fn check_topology(m: &MovingMesh<'_>, topo: &Topology) -> Result<()> {
@@ -223,194 +234,4 @@ fn check_topology(m: &MovingMesh<'_>, topo: &Topology) -> Result<()> {
         )));
     }
     Ok(())
-}
-
-/// A moving mesh in f64 for the elementary tests.
-struct Moving<'a> {
-    faces: &'a [[u32; 3]],
-    start: Vec<DVec3>,
-    end: Vec<DVec3>,
-    topo: &'a Topology,
-}
-
-impl<'a> Moving<'a> {
-    fn new(m: &MovingMesh<'a>, topo: &'a Topology) -> Self {
-        Self {
-            faces: m.mesh.faces(),
-            start: m.mesh.positions().iter().map(|p| p.as_dvec3()).collect(),
-            end: m.end.iter().map(|p| p.as_dvec3()).collect(),
-            topo,
-        }
-    }
-}
-
-/// Self CCD: `fa` is the lowest face around vertex `v` sharing no vertex with `fb`.
-fn canonical_vertex(topo: &Topology, faces: &[[u32; 3]], v: u32, fa: u32, fb: u32) -> bool {
-    let tb = &faces[fb as usize];
-    topo.faces_of(v)
-        .iter()
-        .find(|&&g| !share_vertex(&faces[g as usize], tb))
-        .is_none_or(|&g| g == fa)
-}
-
-/// Self CCD: `{fa, fb}` is the smallest non-adjacent face pair holding edge `k` of `fa` and edge
-/// `l` of `fb` (always, for non-manifold edges).
-fn canonical_edges(
-    topo: &Topology,
-    faces: &[[u32; 3]],
-    fa: u32,
-    k: usize,
-    fb: u32,
-    l: usize,
-) -> bool {
-    let oa = topo.adjacent[fa as usize][k];
-    let ob = topo.adjacent[fb as usize][l];
-    if oa == BAD_EDGE || ob == BAD_EDGE {
-        return true;
-    }
-    let key = |g: u32, h: u32| (g.min(h), g.max(h));
-    let here = key(fa, fb);
-    let mut best = here;
-    for g in [fa, oa] {
-        for h in [fb, ob] {
-            if g == NO_FACE || h == NO_FACE || (g == fa && h == fb) {
-                continue;
-            }
-            let kk = key(g, h);
-            if kk < best && !share_vertex(&faces[g as usize], &faces[h as usize]) {
-                best = kk;
-            }
-        }
-    }
-    best == here
-}
-
-/// The elementary tests of face `fa` of `a` against face `fb` of `b`, each feature pair from
-/// its canonical face pair (self) or owning faces (two meshes).
-#[allow(clippy::too_many_arguments)]
-fn test_faces(
-    a: &Moving,
-    fa: u32,
-    b: &Moving,
-    fb: u32,
-    same: bool,
-    opts: &CcdOptions,
-    out: &mut Vec<FeatureToi>,
-    tests: &mut usize,
-) -> Result<()> {
-    let ta = a.faces[fa as usize];
-    let tb = b.faces[fb as usize];
-    if same && share_vertex(&ta, &tb) {
-        return Ok(());
-    }
-    let sides = [(a, fa, ta, b, fb, tb, false), (b, fb, tb, a, fa, ta, true)];
-    for (x, fx, tx, y, fy, ty, flip) in sides {
-        let bits = x.topo.owned_vertices[fx as usize];
-        for k in 0..3 {
-            let v = tx[k];
-            let run = if same {
-                !tx[..k].contains(&v) && canonical_vertex(x.topo, x.faces, v, fx, fy)
-            } else {
-                bits & (1 << k) != 0
-            };
-            if !run {
-                continue;
-            }
-            let at = |pos: &[DVec3], q: &[DVec3]| {
-                [
-                    pos[v as usize],
-                    q[ty[0] as usize],
-                    q[ty[1] as usize],
-                    q[ty[2] as usize],
-                ]
-            };
-            *tests += 1;
-            let toi = vertex_face_toi(at(&x.start, &y.start), at(&x.end, &y.end), opts)?;
-            if let Some(toi) = toi {
-                let feature = if flip && !same {
-                    Feature::FaceVertex {
-                        face: fy,
-                        vertex: v,
-                    }
-                } else {
-                    Feature::VertexFace {
-                        vertex: v,
-                        face: fy,
-                    }
-                };
-                let faces = if flip { [fy, fx] } else { [fx, fy] };
-                out.push(FeatureToi {
-                    feature,
-                    toi,
-                    faces,
-                });
-            }
-        }
-    }
-    let ea = a.topo.owned_edges[fa as usize];
-    let eb = b.topo.owned_edges[fb as usize];
-    for i in 0..3 {
-        if !same && ea & (1 << i) == 0 {
-            continue;
-        }
-        let e0 = [ta[i], ta[(i + 1) % 3]];
-        for j in 0..3 {
-            let e1 = [tb[j], tb[(j + 1) % 3]];
-            let run = if same {
-                canonical_edges(a.topo, a.faces, fa, i, fb, j)
-            } else {
-                eb & (1 << j) != 0
-            };
-            if !run {
-                continue;
-            }
-            let at = |p: &[DVec3], q: &[DVec3]| {
-                [
-                    p[e0[0] as usize],
-                    p[e0[1] as usize],
-                    q[e1[0] as usize],
-                    q[e1[1] as usize],
-                ]
-            };
-            *tests += 1;
-            let toi = edge_edge_toi(at(&a.start, &b.start), at(&a.end, &b.end), opts)?;
-            if let Some(toi) = toi {
-                let sa = [e0[0].min(e0[1]), e0[0].max(e0[1])];
-                let sb = [e1[0].min(e1[1]), e1[0].max(e1[1])];
-                let (feature, faces) = if same && sb < sa {
-                    (Feature::EdgeEdge { a: sb, b: sa }, [fb, fa])
-                } else {
-                    (Feature::EdgeEdge { a: sa, b: sb }, [fa, fb])
-                };
-                out.push(FeatureToi {
-                    feature,
-                    toi,
-                    faces,
-                });
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Sorted by feature, one contact per feature (the earliest `t_lo`, then the tightest `t_hi`:
-/// independent of visit order), and the earliest overall.
-fn finish(mut contacts: Vec<FeatureToi>, candidate_pairs: usize, tests: usize) -> MeshCcd {
-    contacts.sort_by(|x, y| {
-        x.feature
-            .cmp(&y.feature)
-            .then(x.toi.t_lo.total_cmp(&y.toi.t_lo))
-            .then(x.toi.t_hi.total_cmp(&y.toi.t_hi))
-    });
-    contacts.dedup_by(|x, y| x.feature == y.feature);
-    let earliest = contacts
-        .iter()
-        .map(|c| c.toi)
-        .min_by(|x, y| x.t_lo.total_cmp(&y.t_lo).then(x.t_hi.total_cmp(&y.t_hi)));
-    MeshCcd {
-        contacts,
-        earliest,
-        candidate_pairs,
-        elementary_tests: tests,
-    }
 }

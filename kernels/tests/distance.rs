@@ -280,3 +280,22 @@ fn bad_options_and_poses_are_errors() {
         .distance(&wrong, &o, &GpuDistanceOptions::default())
         .is_err());
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// The min-reduction kernel: the smallest value and the first index holding it.
+    #[test]
+    fn min_reduction_finds_first_minimum(
+        values in prop::collection::vec(prop_oneof![4 => 0.0f64..4.0, 1 => Just(1.0), 1 => Just(f64::INFINITY)], 1..300),
+    ) {
+        let d = Device::emulated();
+        let buf = d.upload(&values).unwrap();
+        let (v, i) = d.min_reduce(&buf, values.len()).unwrap();
+        let best = values.iter().copied().fold(f64::INFINITY, f64::min);
+        prop_assert_eq!(v, best);
+        if best.is_finite() {
+            prop_assert_eq!(i as usize, values.iter().position(|&x| x == best).unwrap());
+        }
+    }
+}

@@ -1,7 +1,9 @@
 //! `gprox`: collision queries between mesh files from the command line.
 //!
 //! ```text
-//! gprox collide A.obj B.stl --pose-b 0.5,0,0,0,90,0 [--json] [--render out.png]
+//! gprox collide A.obj B.stl --pose-b 0.5,0,0,0,90,0 [--json] [--render out.png] [--export out.ply]
+//! gprox distance A.obj B.obj --pose-b 3,0,0 [--json] [--render out.png]
+//! gprox self M.obj [--json] [--render out.png] [--export out.obj]
 //! gprox info FILE_OR_SCENE_DIR [--json]
 //! gprox bench SCENE_DIR|builtin [--frames N] [--json]
 //! ```
@@ -21,6 +23,9 @@ use gprox::geometry::TriMesh;
 use gprox::render::Picture;
 use gprox::{Backend, CollideOptions, Context};
 use serde_json::json;
+
+#[path = "gprox_cli/queries.rs"]
+mod queries;
 
 #[derive(Parser)]
 #[command(
@@ -74,6 +79,44 @@ enum Command {
         /// Draw both meshes with the contact triangles highlighted (`.png` or `.svg`).
         #[arg(long)]
         render: Option<PathBuf>,
+        /// Write both posed meshes with per-face colours, contact faces red (`.ply`, or `.obj`
+        /// with a companion `.mtl`).
+        #[arg(long)]
+        export: Option<PathBuf>,
+    },
+    /// Exact minimum distance between two meshes, closest points and triangles.
+    Distance {
+        /// First mesh file.
+        a: PathBuf,
+        /// Second mesh file.
+        b: PathBuf,
+        /// Pose of A: `tx,ty,tz[,rx,ry,rz]`, rotations in degrees about x, then y, then z.
+        #[arg(long, value_parser = parse_pose, allow_hyphen_values = true)]
+        pose_a: Option<Affine3A>,
+        /// Pose of B, as `--pose-a`.
+        #[arg(long, value_parser = parse_pose, allow_hyphen_values = true)]
+        pose_b: Option<Affine3A>,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+        /// Draw both meshes, the closest points joined by a segment (`.png` or `.svg`).
+        #[arg(long)]
+        render: Option<PathBuf>,
+    },
+    /// Self-intersecting face pairs (sharing no vertex) of one mesh.
+    #[command(name = "self")]
+    SelfCollide {
+        /// Mesh file.
+        m: PathBuf,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+        /// Draw the mesh with the contact triangles highlighted (`.png` or `.svg`).
+        #[arg(long)]
+        render: Option<PathBuf>,
+        /// Write the mesh with per-face colours, contact faces red (`.ply` or `.obj`).
+        #[arg(long)]
+        export: Option<PathBuf>,
     },
     /// Facts about a mesh file or a scene folder.
     Info {
@@ -161,6 +204,7 @@ fn main() -> ExitCode {
             backend,
             json,
             render,
+            export,
         } => collide(
             &a,
             &b,
@@ -171,7 +215,29 @@ fn main() -> ExitCode {
             backend,
             json,
             render.as_deref(),
+            export.as_deref(),
         ),
+        Command::Distance {
+            a,
+            b,
+            pose_a,
+            pose_b,
+            json,
+            render,
+        } => queries::distance_cmd(
+            &a,
+            &b,
+            pose_a.unwrap_or(Affine3A::IDENTITY),
+            pose_b.unwrap_or(Affine3A::IDENTITY),
+            json,
+            render.as_deref(),
+        ),
+        Command::SelfCollide {
+            m,
+            json,
+            render,
+            export,
+        } => queries::self_cmd(&m, json, render.as_deref(), export.as_deref()),
         Command::Info { file, json } => info(&file, json),
         Command::Bench {
             scene,
@@ -203,7 +269,11 @@ fn collide(
     backend: BackendArg,
     json: bool,
     render: Option<&Path>,
+    export: Option<&Path>,
 ) -> Result<(), Failure> {
+    if let Some(e) = export {
+        queries::check_export_path(e)?;
+    }
     if !(margin >= 0.0 && margin.is_finite()) {
         return Err(input(format!(
             "--margin must be finite and >= 0, got {margin}"
@@ -247,6 +317,22 @@ fn collide(
         pic.add_mesh(ma.mesh(), &Pose64::from_affine(&pose_a), Picture::GREY, &fa);
         pic.add_mesh(mb.mesh(), &Pose64::from_affine(&pose_b), Picture::SAND, &fb);
         save_picture(&pic, path)?;
+    }
+    if let Some(path) = export {
+        let p = pairs.clone().unwrap_or_default();
+        let mut fa: Vec<u32> = p.iter().map(|x| x[0]).collect();
+        let mut fb: Vec<u32> = p.iter().map(|x| x[1]).collect();
+        fa.sort_unstable();
+        fa.dedup();
+        fb.sort_unstable();
+        fb.dedup();
+        queries::export(
+            path,
+            &[
+                (ma.mesh(), Pose64::from_affine(&pose_a), &fa),
+                (mb.mesh(), Pose64::from_affine(&pose_b), &fb),
+            ],
+        )?;
     }
     if json {
         let v = json!({

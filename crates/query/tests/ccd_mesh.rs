@@ -340,3 +340,43 @@ fn bad_frames_are_typed_errors() {
         Err(CcdError::Mismatch { .. })
     ));
 }
+
+/// With a minimum separation δ, two triangles gliding past each other at a gap below δ must be
+/// reported even though their swept boxes never overlap; at a gap above δ they must not.
+#[test]
+fn min_separation_reaches_the_traversal() {
+    let tri = |z: f32| {
+        vec![
+            Vec3::new(0.0, 0.0, z),
+            Vec3::new(1.0, 0.0, z),
+            Vec3::new(0.0, 1.0, z),
+        ]
+    };
+    let a = TriMesh::new(tri(0.0), vec![[0, 1, 2]]).unwrap();
+    let b = TriMesh::new(tri(0.25), vec![[0, 1, 2]]).unwrap();
+    let a_end = a.positions().to_vec();
+    let b_end: Vec<Vec3> = b
+        .positions()
+        .iter()
+        .map(|&p| p + Vec3::new(0.5, 0.0, 0.0))
+        .collect();
+    let ta = Topology::new(a.faces(), a.vertex_count());
+    let tb = Topology::new(b.faces(), b.vertex_count());
+    let run = |delta: f64| {
+        let opts = CcdOptions {
+            min_separation: delta,
+            ..CcdOptions::default()
+        };
+        ccd_pair(&a, &a_end, &ta, &b, &b_end, &tb, &opts).unwrap()
+    };
+    assert!(
+        run(0.0).earliest.is_none(),
+        "0.25 apart, no separation: free"
+    );
+    assert!(run(0.2).earliest.is_none(), "0.25 apart, δ = 0.2: free");
+    let r = run(0.3);
+    assert!(
+        r.earliest.is_some_and(|t| t.t_lo == 0.0),
+        "0.25 apart, δ = 0.3: in contact from t = 0"
+    );
+}

@@ -130,12 +130,16 @@ fn derivative_bounds(c: &gprox_geometry::freeform::NurbsCurve) -> Option<(f64, f
         let x: Vec<glam::DVec3> = seg.iter().map(|h| h.truncate() / h.w).collect();
         let w: Vec<f64> = seg.iter().map(|h| h.w).collect();
         let wmin = w.iter().copied().fold(f64::INFINITY, f64::min);
-        if !(wmin > 0.0) {
+        if wmin.is_nan() || wmin <= 0.0 {
             return None;
         }
         // Homogeneous numerator relative to the first point: P = sum B_i w_i (x_i - x_0), so
         // C - x_0 = P / W and |C - x_0| <= r (convex hull).
-        let q: Vec<glam::DVec3> = x.iter().zip(&w).map(|(xi, wi)| (*xi - x[0]) * *wi).collect();
+        let q: Vec<glam::DVec3> = x
+            .iter()
+            .zip(&w)
+            .map(|(xi, wi)| (*xi - x[0]) * *wi)
+            .collect();
         let r = x.iter().map(|xi| xi.distance(x[0])).fold(0.0, f64::max);
         let pf = p as f64;
         let (mut p1, mut w1, mut p2, mut w2) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);

@@ -70,4 +70,3 @@ impl ParamRect {
         u >= self.u0 && u <= self.u1 && v >= self.v0 && v <= self.v1
     }
 }
-

@@ -8,8 +8,8 @@ use super::curve::{binomial, bounds_of, lift, project, validate_points, NurbsCur
 use super::knots::{
     basis_derivatives, find_span, insert_to_multiplicity, restrict, split, validate_knots,
 };
-use super::FreeformError;
 pub use super::rect::ParamRect;
+use super::FreeformError;
 
 /// Point and partial derivatives up to second order.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -153,142 +153,216 @@ pub(crate) fn run_pairs(
     let mut out = Vec::new();
     let mut tests = 0;
     let mut jobs = Vec::with_capacity(15);
+    let same = b.is_none();
+    let mb = b.unwrap_or(a);
     for &[fa, fb] in pairs {
+        if same && fa == fb {
+            continue;
+        }
+        let pair = FacePair::new(a, fa, mb, fb);
         jobs.clear();
-        match b {
-            None if fa == fb => continue,
-            None => self_jobs(a, fa, fb, &mut jobs),
-            Some(b) => pair_jobs(a, fa, b, fb, &mut jobs),
+        if same {
+            pair.self_jobs(&mut jobs);
+        } else {
+            pair.pair_jobs(&mut jobs);
         }
         if jobs.is_empty() {
             continue;
         }
-        let mb = b.unwrap_or(a);
-        run_jobs(a, fa, mb, fb, &jobs, opts, &mut out, &mut tests);
+        pair.run(&jobs, same, opts, &mut out, &mut tests);
     }
-    if std::env::var("CCDDBG").is_ok() { unsafe { eprintln!("jobs {} shared-fail {} tests {}", DBG[0], DBG[1], tests); DBG = [0; 2]; } }
     finish(out, pairs.len(), tests)
 }
-static mut DBG: [usize; 2] = [0; 2];
 
-/// One elementary test of a face pair: the points as (side, vertex) — side 0 is face `fa`'s
-/// mesh, 1 face `fb`'s — the corner slots `0..6` of `[fa, fb]` they occupy (for the shared
-/// projection filter), and what to report.
+/// One elementary test of a face pair as corner slots: slot `k < 3` is corner `k` of the first
+/// face, `3 + k` corner `k` of the second. `split == 1`: vertex `slots[0]` against the face
+/// `slots[1..]`; `split == 2`: edge `slots[..2]` against edge `slots[2..]` (each edge's
+/// endpoints in ascending vertex order, in self CCD the smaller edge first).
+#[derive(Clone, Copy)]
 struct Job {
-    points: [(u8, u32); 4],
     slots: [u8; 4],
-    split: usize,
-    feature: Feature,
-    faces: [u32; 2],
+    split: u8,
 }
 
-/// Owned vertices of face `f` (first slot of a repeated index only): `(slot, vertex)`.
-#[inline]
-fn owned_vertices(m: &Moving, f: u32) -> impl Iterator<Item = (usize, u32)> {
-    let bits = m.topo.owned_vertices[f as usize];
-    let t = m.faces[f as usize];
-    (0..3)
-        .filter(move |k| bits & (1 << k) != 0)
-        .map(move |k| (k, t[k]))
+/// A candidate face pair: its meshes, faces and corners.
+struct FacePair<'m, 'a> {
+    m: [&'m Moving<'a>; 2],
+    f: [u32; 2],
+    t: [[u32; 3]; 2],
 }
 
-/// Owned edges of face `f`: `(slots of the sorted endpoints, sorted endpoints)`.
-#[inline]
-fn owned_edges(m: &Moving, f: u32) -> impl Iterator<Item = ([usize; 2], [u32; 2])> {
-    let bits = m.topo.owned_edges[f as usize];
-    let t = m.faces[f as usize];
-    (0..3).filter(move |k| bits & (1 << k) != 0).map(move |k| {
-        let (i, j) = (k, (k + 1) % 3);
-        if t[i] <= t[j] {
-            ([i, j], [t[i], t[j]])
+impl<'m, 'a> FacePair<'m, 'a> {
+    fn new(a: &'m Moving<'a>, fa: u32, b: &'m Moving<'a>, fb: u32) -> Self {
+        Self {
+            m: [a, b],
+            f: [fa, fb],
+            t: [a.faces[fa as usize], b.faces[fb as usize]],
+        }
+    }
+
+    /// Vertex index at corner slot `s`.
+    #[inline]
+    fn vertex(&self, s: u8) -> u32 {
+        self.t[(s / 3) as usize][(s % 3) as usize]
+    }
+
+    /// Owned edges of side `side` as sorted slot pairs.
+    #[inline]
+    fn owned_edges(&self, side: usize) -> impl Iterator<Item = [u8; 2]> {
+        let bits = self.m[side].topo.owned_edges[self.f[side] as usize];
+        let t = self.t[side];
+        let base = 3 * side as u8;
+        (0..3u8)
+            .filter(move |k| bits & (1 << k) != 0)
+            .map(move |k| {
+                let (i, j) = (k, (k + 1) % 3);
+                if t[i as usize] <= t[j as usize] {
+                    [base + i, base + j]
+                } else {
+                    [base + j, base + i]
+                }
+            })
+    }
+
+    /// Owned vertices of side `side` as slots (first slot of a repeated index only).
+    #[inline]
+    fn owned_vertices(&self, side: usize) -> impl Iterator<Item = u8> {
+        let bits = self.m[side].topo.owned_vertices[self.f[side] as usize];
+        let base = 3 * side as u8;
+        (0..3u8)
+            .filter(move |k| bits & (1 << k) != 0)
+            .map(move |k| base + k)
+    }
+
+    /// Self CCD jobs (both faces of one mesh, distinct): owned vertices against the other face
+    /// when not on it, owned edges against owned edges without a common endpoint.
+    fn self_jobs(&self, jobs: &mut Vec<Job>) {
+        for side in 0..2 {
+            let o = 3 * (1 - side) as u8;
+            let other = self.t[1 - side];
+            for s in self.owned_vertices(side) {
+                if !other.contains(&self.vertex(s)) {
+                    jobs.push(Job {
+                        slots: [s, o, o + 1, o + 2],
+                        split: 1,
+                    });
+                }
+            }
+        }
+        for ea in self.owned_edges(0) {
+            let va = ea.map(|s| self.vertex(s));
+            for eb in self.owned_edges(1) {
+                let vb = eb.map(|s| self.vertex(s));
+                if va.iter().any(|v| vb.contains(v)) {
+                    continue;
+                }
+                let slots = if vb < va {
+                    [eb[0], eb[1], ea[0], ea[1]]
+                } else {
+                    [ea[0], ea[1], eb[0], eb[1]]
+                };
+                jobs.push(Job { slots, split: 2 });
+            }
+        }
+    }
+
+    /// Two-mesh jobs: owned vertices of each face against the other face, owned edges against
+    /// owned edges.
+    fn pair_jobs(&self, jobs: &mut Vec<Job>) {
+        for side in 0..2 {
+            let o = 3 * (1 - side) as u8;
+            for s in self.owned_vertices(side) {
+                jobs.push(Job {
+                    slots: [s, o, o + 1, o + 2],
+                    split: 1,
+                });
+            }
+        }
+        for ea in self.owned_edges(0) {
+            for eb in self.owned_edges(1) {
+                jobs.push(Job {
+                    slots: [ea[0], ea[1], eb[0], eb[1]],
+                    split: 2,
+                });
+            }
+        }
+    }
+
+    /// What a job reports: its feature pair and the faces it was run from.
+    fn feature(&self, job: &Job, same: bool) -> (Feature, [u32; 2]) {
+        let s = job.slots;
+        let side = |x: u8| (x / 3) as usize;
+        if job.split == 1 {
+            let (v, fx, fy) = (self.vertex(s[0]), self.f[side(s[0])], self.f[side(s[1])]);
+            if same || side(s[0]) == 0 {
+                (
+                    Feature::VertexFace {
+                        vertex: v,
+                        face: fy,
+                    },
+                    [fx, fy],
+                )
+            } else {
+                (
+                    Feature::FaceVertex {
+                        face: fy,
+                        vertex: v,
+                    },
+                    [fy, fx],
+                )
+            }
         } else {
-            ([j, i], [t[j], t[i]])
+            let a = [self.vertex(s[0]), self.vertex(s[1])];
+            let b = [self.vertex(s[2]), self.vertex(s[3])];
+            (
+                Feature::EdgeEdge { a, b },
+                [self.f[side(s[0])], self.f[side(s[2])]],
+            )
         }
-    })
-}
+    }
 
-/// Self CCD jobs of the unordered face pair `{fa, fb}` (distinct faces).
-fn self_jobs(m: &Moving, fa: u32, fb: u32, jobs: &mut Vec<Job>) {
-    let ta = m.faces[fa as usize];
-    let tb = m.faces[fb as usize];
-    for (side, fx, fy, ty) in [(0u8, fa, fb, tb), (1, fb, fa, ta)] {
-        let other = 1 - side;
-        for (k, v) in owned_vertices(m, fx) {
-            if ty.contains(&v) {
+    /// Runs the jobs: shared projection filter, per-feature filters, elementary solver.
+    fn run(
+        &self,
+        jobs: &[Job],
+        same: bool,
+        opts: &CcdOptions,
+        out: &mut Vec<FeatureToi>,
+        tests: &mut usize,
+    ) {
+        let sep = opts.min_separation.max(0.0);
+        let c0: [DVec3; 6] =
+            std::array::from_fn(|k| self.m[k / 3].start[self.vertex(k as u8) as usize]);
+        let c1: [DVec3; 6] =
+            std::array::from_fn(|k| self.m[k / 3].end[self.vertex(k as u8) as usize]);
+        let proj = Projected::new(&c0, &c1, sep);
+        for job in jobs {
+            let split = job.split as usize;
+            if proj
+                .as_ref()
+                .is_some_and(|p| p.separated(&job.slots, split))
+            {
                 continue;
             }
-            jobs.push(Job {
-                points: [(side, v), (other, ty[0]), (other, ty[1]), (other, ty[2])],
-                slots: [3 * side + k as u8, 3 * other, 3 * other + 1, 3 * other + 2],
-                split: 1,
-                feature: Feature::VertexFace {
-                    vertex: v,
-                    face: fy,
-                },
-                faces: [fx, fy],
-            });
-        }
-    }
-    for (sa, ea) in owned_edges(m, fa) {
-        for (sb, eb) in owned_edges(m, fb) {
-            if ea.iter().any(|v| eb.contains(v)) {
+            let start = job.slots.map(|s| c0[s as usize]);
+            let end = job.slots.map(|s| c1[s as usize]);
+            if excluded(&start, &end, split, sep) {
                 continue;
             }
-            let (x, y) = ((0u8, sa, ea, fa), (1u8, sb, eb, fb));
-            let (x, y) = if eb < ea { (y, x) } else { (x, y) };
-            jobs.push(Job {
-                points: [(x.0, x.2[0]), (x.0, x.2[1]), (y.0, y.2[0]), (y.0, y.2[1])],
-                slots: [
-                    3 * x.0 + x.1[0] as u8,
-                    3 * x.0 + x.1[1] as u8,
-                    3 * y.0 + y.1[0] as u8,
-                    3 * y.0 + y.1[1] as u8,
-                ],
-                split: 2,
-                feature: Feature::EdgeEdge { a: x.2, b: y.2 },
-                faces: [x.3, y.3],
-            });
-        }
-    }
-}
-
-/// Two-mesh jobs of face `fa` of `a` against face `fb` of `b`.
-fn pair_jobs(a: &Moving, fa: u32, b: &Moving, fb: u32, jobs: &mut Vec<Job>) {
-    let ta = a.faces[fa as usize];
-    let tb = b.faces[fb as usize];
-    for (k, v) in owned_vertices(a, fa) {
-        jobs.push(Job {
-            points: [(0, v), (1, tb[0]), (1, tb[1]), (1, tb[2])],
-            slots: [k as u8, 3, 4, 5],
-            split: 1,
-            feature: Feature::VertexFace {
-                vertex: v,
-                face: fb,
-            },
-            faces: [fa, fb],
-        });
-    }
-    for (k, v) in owned_vertices(b, fb) {
-        jobs.push(Job {
-            points: [(1, v), (0, ta[0]), (0, ta[1]), (0, ta[2])],
-            slots: [3 + k as u8, 0, 1, 2],
-            split: 1,
-            feature: Feature::FaceVertex {
-                face: fa,
-                vertex: v,
-            },
-            faces: [fa, fb],
-        });
-    }
-    for (sa, ea) in owned_edges(a, fa) {
-        for (sb, eb) in owned_edges(b, fb) {
-            jobs.push(Job {
-                points: [(0, ea[0]), (0, ea[1]), (1, eb[0]), (1, eb[1])],
-                slots: [sa[0] as u8, sa[1] as u8, 3 + sb[0] as u8, 3 + sb[1] as u8],
-                split: 2,
-                feature: Feature::EdgeEdge { a: ea, b: eb },
-                faces: [fa, fb],
-            });
+            *tests += 1;
+            let toi = if split == 1 {
+                vertex_face_unchecked(start, end, opts)
+            } else {
+                edge_edge_unchecked(start, end, opts)
+            };
+            if let Some(toi) = toi {
+                let (feature, faces) = self.feature(job, same);
+                out.push(FeatureToi {
+                    feature,
+                    toi,
+                    faces,
+                });
+            }
         }
     }
 }
@@ -306,28 +380,31 @@ struct Projected {
 impl Projected {
     /// Projections onto the direction between the face centroids (over both ends), or `None`
     /// when it is degenerate.
+    #[inline]
     fn new(corners0: &[DVec3; 6], corners1: &[DVec3; 6], sep: f64) -> Option<Self> {
         let mut w = DVec3::ZERO;
+        let mut big = 0.0f64;
         for k in 0..3 {
             w += (corners0[k + 3] + corners1[k + 3]) - (corners0[k] + corners1[k]);
         }
         if !w.is_finite() || w == DVec3::ZERO {
             return None;
         }
-        let wa = w.abs();
-        let mut m = 0.0f64;
         let mut start = [0.0; 6];
         let mut end = [0.0; 6];
         for k in 0..6 {
             let (p, q) = (corners0[k], corners1[k]);
             start[k] = w.x * p.x + w.y * p.y + w.z * p.z;
             end[k] = w.x * q.x + w.y * q.y + w.z * q.z;
-            m = m.max(wa.dot(p.abs())).max(wa.dot(q.abs()));
+            big = big.max(p.abs().max_element()).max(q.abs().max_element());
         }
-        // As in `Groups::separated_along`: |fl(w·p) - w·p| ≤ 3u Σ|w_k p_k|; two values and one
-        // subtraction ≤ 8u m, we use 12u m; minimum separation: distance ≥ gap / |w|₁.
+        // As in `Groups::separated_along`: |fl(w·p) - w·p| ≤ 3u Σ|w_k p_k| ≤ 3u |w|₁ max|p|;
+        // two values and one subtraction ≤ 8u m, we use 12u m; minimum separation: distance
+        // ≥ gap / |w|₂ ≥ gap / |w|₁.
         const U: f64 = f64::EPSILON * 0.5;
-        let need = 12.0 * U * m + sep * (wa.x + wa.y + wa.z) * (1.0 + 4.0 * U) + f64::MIN_POSITIVE;
+        let w1 = w.abs().element_sum();
+        let need =
+            (12.0 * U * big + sep * (1.0 + 4.0 * U)) * w1 * (1.0 + 4.0 * U) + f64::MIN_POSITIVE;
         need.is_finite().then_some(Self { start, end, need })
     }
 
@@ -348,63 +425,6 @@ impl Projected {
         let pos = b0.0 - a0.1 > self.need && b1.0 - a1.1 > self.need;
         let neg = a0.0 - b0.1 > self.need && a1.0 - b1.1 > self.need;
         pos || neg
-    }
-}
-
-/// Runs the jobs of face pair `(fa of a, fb of b)`: shared projection filter, per-feature
-/// filters, elementary solver.
-#[allow(clippy::too_many_arguments)]
-fn run_jobs(
-    a: &Moving,
-    fa: u32,
-    b: &Moving,
-    fb: u32,
-    jobs: &[Job],
-    opts: &CcdOptions,
-    out: &mut Vec<FeatureToi>,
-    tests: &mut usize,
-) {
-    let sep = opts.min_separation.max(0.0);
-    let ta = a.faces[fa as usize];
-    let tb = b.faces[fb as usize];
-    let corners = |pa: &[DVec3], pb: &[DVec3]| -> [DVec3; 6] {
-        std::array::from_fn(|k| {
-            if k < 3 {
-                pa[ta[k] as usize]
-            } else {
-                pb[tb[k - 3] as usize]
-            }
-        })
-    };
-    let c0 = corners(&a.start, &b.start);
-    let c1 = corners(&a.end, &b.end);
-    let proj = Projected::new(&c0, &c1, sep);
-    for job in jobs {
-        if proj
-            .as_ref()
-            .is_some_and(|p| p.separated(&job.slots, job.split))
-        {
-            continue;
-        }
-        let side = |s: u8| if s == 0 { a } else { b };
-        let start = job.points.map(|(s, v)| side(s).start[v as usize]);
-        let end = job.points.map(|(s, v)| side(s).end[v as usize]);
-        if excluded(&start, &end, job.split, sep) {
-            continue;
-        }
-        *tests += 1;
-        let toi = if job.split == 1 {
-            vertex_face_unchecked(start, end, opts)
-        } else {
-            edge_edge_unchecked(start, end, opts)
-        };
-        if let Some(toi) = toi {
-            out.push(FeatureToi {
-                feature: job.feature,
-                toi,
-                faces: job.faces,
-            });
-        }
     }
 }
 

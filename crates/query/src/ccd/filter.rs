@@ -10,13 +10,23 @@ use gprox_bvh::Aabb;
 
 const U: f64 = f64::EPSILON * 0.5;
 
-/// Node test for the dual-box BVTT: `a` and `b` (boxes at `t = 0` and `t = 1`) are strictly
-/// separated on one axis, in the same order, at both ends (exact f32 comparisons).
+/// Node test for the dual-box BVTT: `a` and `b` (boxes at `t = 0` and `t = 1`) are separated
+/// by more than `sep` (the minimum separation, L∞ like the elementary tests) on one axis, in
+/// the same order, at both ends. Rounding of the f64 difference is monotone, so a rounded gap
+/// above `sep` certifies an exact gap above `sep`; with `sep = 0` the sign is exact.
 #[inline]
-pub(crate) fn boxes_separated_both_ends(a0: &Aabb, a1: &Aabb, b0: &Aabb, b1: &Aabb) -> bool {
+pub(crate) fn boxes_separated_both_ends(
+    a0: &Aabb,
+    a1: &Aabb,
+    b0: &Aabb,
+    b1: &Aabb,
+    sep: f64,
+) -> bool {
+    // Differences of two f32 values are exact in f64, so the comparison with `sep` is exact.
+    let gap = |lo: f32, hi: f32| lo as f64 - hi as f64 > sep;
     (0..3).any(|k| {
-        (a0.min[k] > b0.max[k] && a1.min[k] > b1.max[k])
-            || (a0.max[k] < b0.min[k] && a1.max[k] < b1.min[k])
+        (gap(a0.min[k], b0.max[k]) && gap(a1.min[k], b1.max[k]))
+            || (gap(b0.min[k], a0.max[k]) && gap(b1.min[k], a1.max[k]))
     })
 }
 

@@ -169,12 +169,14 @@ fn self_with_bvh(
         });
     }
     let (b0, b1) = dual_boxes(bvh, mesh, end)?;
+    let sep = opts.min_separation.max(0.0);
     let dual: Vec<[Aabb; 2]> = b0.iter().zip(&b1).map(|(x, y)| [*x, *y]).collect();
     let overlap = |i: u32, j: u32| {
         let (x, y) = (&dual[i as usize], &dual[j as usize]);
-        !boxes_separated_both_ends(&x[0], &x[1], &y[0], &y[1])
+        !boxes_separated_both_ends(&x[0], &x[1], &y[0], &y[1], sep)
     };
-    let mut pairs = Vec::new();
+    // Adjacent faces are candidates too: about a dozen per face on a manifold mesh.
+    let mut pairs = Vec::with_capacity(8 * mesh.face_count());
     self_leaves_by(bvh, overlap, |_, _, _| false, |fa, fb| pairs.push([fa, fb]));
     Ok(run_pairs(m, None, &pairs, opts))
 }
@@ -210,9 +212,10 @@ pub fn ccd_pair(
     let bvh_b = build_from_aabbs(&swept_boxes(b, b_end));
     let (a0, a1) = dual_boxes(&bvh_a, a, a_end)?;
     let (b0, b1) = dual_boxes(&bvh_b, b, b_end)?;
+    let sep = opts.min_separation.max(0.0);
     let overlap = |i: u32, j: u32| {
         let (i, j) = (i as usize, j as usize);
-        !boxes_separated_both_ends(&a0[i], &a1[i], &b0[j], &b1[j])
+        !boxes_separated_both_ends(&a0[i], &a1[i], &b0[j], &b1[j], sep)
     };
     let mut pairs = Vec::new();
     pair_leaves_by(&bvh_a, &bvh_b, overlap, |fa, fb| pairs.push([fa, fb]));

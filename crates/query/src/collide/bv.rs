@@ -20,12 +20,9 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use glam::{DMat3, DVec3};
-use gprox_bvh::bounding_volume::{nearest_rotation, pose_parts, BoundingVolume};
+use glam::DVec3;
 use gprox_bvh::bv_tree::BvTree;
 use gprox_bvh::obb::Obb;
-use gprox_bvh::rss::Rss;
-use gprox_bvh::sphere::Sphere;
 use gprox_bvh::Bvh;
 use gprox_geometry::transform::{transform_triangle, Pose64};
 use gprox_geometry::tri_distance::triangle_distance;
@@ -33,10 +30,15 @@ use gprox_geometry::tri_tri::triangles_intersect;
 use gprox_geometry::TriMesh;
 use rayon::prelude::*;
 
+mod volume;
+
+pub use volume::CollisionVolume;
+use volume::{Mapping, NodeSource};
+
 use super::{CollideError, CollideOptions, CollisionObject, Side};
 
 /// Relative bound used for every rounding term (the operations round a few times at `2^-53`).
-const K: f64 = 1e-14;
+pub(crate) const K: f64 = 1e-14;
 /// Front size per rayon thread before the traversal is split into tasks.
 const FRONT_PER_THREAD: usize = 32;
 /// Below this many faces (both meshes together) a query runs on one thread.
@@ -84,129 +86,6 @@ pub struct ModelObject<'a> {
     pub pose: Pose64,
 }
 
-/// A bounding volume usable by the tree collision queries: the overlap test of a volume in
-/// the comparison frame against another volume mapped into it by `x ↦ q x + t` (`q` a rotation
-/// up to rounding) and grown by `grow`. The default maps and calls
-/// [`BoundingVolume::overlaps`]; volumes may override it with a faster test, which must stay
-/// conservative (true whenever the volumes share a point, false only when proven apart).
-pub trait CollisionVolume: BoundingVolume {
-    /// Whether `self` overlaps `other` mapped by `(q, t)` and grown by `grow`.
-    #[inline]
-    fn overlaps_mapped(&self, other: &Self, q: &DMat3, t: DVec3, grow: f64) -> bool {
-        self.overlaps(&other.transform_rigid(q, t, grow))
-    }
-}
-
-impl CollisionVolume for Rss {}
-impl CollisionVolume for Sphere {}
-
-/// The 15-axis separating-axis test in `self`'s box frame (Gottschalk et al., "OBBTree"), with
-/// every gap required to exceed a bound on its rounding before it counts as separating.
-impl CollisionVolume for Obb {
-    #[inline]
-    fn overlaps_mapped(&self, other: &Self, q: &DMat3, t: DVec3, grow: f64) -> bool {
-        let at = self.axes.transpose();
-        // B's edges and centre in A's box frame; the computed image of B's axes under `q` is
-        // within a few ulps of the true one, absorbed by the K·Σg growth.
-        let r = at * (*q * other.axes);
-        let tv = at * ((*q * other.center + t) - self.center);
-        let ha = self.half_extents.to_array();
-        let g = other.half_extents + DVec3::splat(grow + K * other.half_extents.element_sum());
-        let g = g.to_array();
-        let rr = [r.x_axis.to_array(), r.y_axis.to_array(), r.z_axis.to_array()]; // rr[j][i]
-        let ab: [[f64; 3]; 3] = std::array::from_fn(|i| std::array::from_fn(|j| rr[j][i].abs()));
-        let tv = tv.to_array();
-        let scale = tv[0].abs()
-            + tv[1].abs()
-            + tv[2].abs()
-            + ha.iter().sum::<f64>()
-            + g.iter().sum::<f64>();
-        let slack = 4.0 * K * scale;
-        for i in 0..3 {
-            let rb = g[0] * ab[i][0] + g[1] * ab[i][1] + g[2] * ab[i][2];
-            if tv[i].abs() - (ha[i] + rb) > slack {
-                return false;
-            }
-        }
-        for j in 0..3 {
-            let tl = tv[0] * rr[j][0] + tv[1] * rr[j][1] + tv[2] * rr[j][2];
-            let ra = ha[0] * ab[0][j] + ha[1] * ab[1][j] + ha[2] * ab[2][j];
-            if tl.abs() - (ra + g[j]) > slack {
-                return false;
-            }
-        }
-        for i in 0..3 {
-            let (i1, i2) = ((i + 1) % 3, (i + 2) % 3);
-            for j in 0..3 {
-                let (j1, j2) = ((j + 1) % 3, (j + 2) % 3);
-                let tl = tv[i2] * rr[j][i1] - tv[i1] * rr[j][i2];
-                let ra = ha[i1] * ab[i2][j] + ha[i2] * ab[i1][j];
-                let rb = g[j1] * ab[i][j2] + g[j2] * ab[i][j1];
-                if tl.abs() - (ra + rb) > slack {
-                    return false;
-                }
-            }
-        }
-        true
-    }
-}
-
-/// A tree whose nodes give volumes of type `V` (model coordinates) with LBVH links.
-trait NodeSource<V>: Sync {
-    fn node_count(&self) -> usize;
-    /// `(left, right)`; `right == LEAF` for a leaf whose `left` is the face.
-    fn links(&self, i: usize) -> (u32, u32);
-    fn volume(&self, i: usize) -> V;
-    /// Upper bound of `|p|` over the vertices below the root, or NaN/∞ when not finite.
-    fn reach(&self) -> f64;
-}
-
-impl<B: BoundingVolume> NodeSource<B> for BvTree<B> {
-    fn node_count(&self) -> usize {
-        self.nodes.len()
-    }
-    #[inline]
-    fn links(&self, i: usize) -> (u32, u32) {
-        (self.nodes[i].left, self.nodes[i].right)
-    }
-    #[inline]
-    fn volume(&self, i: usize) -> B {
-        self.nodes[i].bv
-    }
-    fn reach(&self) -> f64 {
-        self.nodes.first().map_or(0.0, |n| n.bv.reach())
-    }
-}
-
-/// An AABB tree read as axis-aligned OBBs (exact: f32 bounds are exact in f64).
-impl NodeSource<Obb> for Bvh {
-    fn node_count(&self) -> usize {
-        self.nodes.len()
-    }
-    #[inline]
-    fn links(&self, i: usize) -> (u32, u32) {
-        (self.nodes[i].left, self.nodes[i].right)
-    }
-    #[inline]
-    fn volume(&self, i: usize) -> Obb {
-        let b = &self.nodes[i].aabb;
-        let lo = DVec3::from_array(b.min.map(f64::from));
-        let hi = DVec3::from_array(b.max.map(f64::from));
-        Obb {
-            center: (lo + hi) * 0.5,
-            axes: DMat3::IDENTITY,
-            half_extents: (hi - lo) * 0.5,
-        }
-    }
-    fn reach(&self) -> f64 {
-        let b = self.root_aabb();
-        let m = DVec3::from_array(std::array::from_fn(|i| {
-            f64::from(b.min[i].abs().max(b.max[i].abs()))
-        }));
-        m.length() * (1.0 + K)
-    }
-}
-
 fn check<V, T: NodeSource<V>>(
     mesh: &TriMesh,
     tree: &T,
@@ -228,93 +107,6 @@ fn check<V, T: NodeSource<V>>(
         return Err(CollideError::NonFiniteBounds { side });
     }
     Ok(())
-}
-
-/// Row-sum (∞) norm.
-fn norm(m: &DMat3) -> f64 {
-    (0..3)
-        .map(|i| m.row(i).abs().element_sum())
-        .fold(0.0, f64::max)
-}
-
-/// How node volumes are compared (see the module docs).
-#[derive(Clone, Copy, Debug)]
-enum Mapping {
-    /// A's volumes as stored; B's mapped by the rotation `q`, translation `t`, grown by `grow`.
-    Local { q: DMat3, t: DVec3, grow: f64 },
-    /// Both mapped to world space.
-    World {
-        qa: DMat3,
-        ta: DVec3,
-        grow_a: f64,
-        qb: DMat3,
-        tb: DVec3,
-        grow_b: f64,
-    },
-    /// No bound can be given (singular pose): every node pair is descended.
-    All,
-}
-
-impl Mapping {
-    /// `mag_*` bound `|p|` over each model's vertices (and its volumes' centres by half).
-    fn new(pa: &Pose64, mag_a: f64, pb: &Pose64, mag_b: f64, margin: f64) -> Self {
-        let (ra, ta) = pose_parts(pa);
-        let (rb, tb) = pose_parts(pb);
-        let s3 = 3f64.sqrt() * (1.0 + K);
-        // ∞-norm bounds of the rounding of the world corners (transform_point).
-        let eps_a = K * (norm(&ra) * mag_a + ta.abs().max_element());
-        let eps_b = K * (norm(&rb) * mag_b + tb.abs().max_element());
-        let rat = ra.transpose();
-        let n = rat * ra - DMat3::IDENTITY;
-        let eta = norm(&n) + K;
-        let local = if eta < 0.5 {
-            let m = rat * rb;
-            let d = tb - ta;
-            let t = rat * d;
-            let nrat = norm(&rat);
-            let inv = nrat / (1.0 - eta);
-            let reach = norm(&rb) * mag_b + d.abs().max_element();
-            let pad = (inv * (eps_a + eps_b + margin)
-                + eta / (1.0 - eta) * nrat * reach
-                + K * (3.0 * norm(&m).max(nrat * norm(&rb)) * mag_b
-                    + 2.0 * t.abs().max_element()
-                    + nrat * reach))
-                * (1.0 + K);
-            let (q, e) = nearest_rotation(&m);
-            // e·|q'| for the residual of q, the padding (∞ → Euclidean), and the rounding of
-            // the volume's own centre mapping.
-            let grow =
-                (e * mag_b + s3 * pad + K * (4.0 * mag_b + t.abs().max_element())) * (1.0 + K);
-            grow.is_finite().then_some(Mapping::Local { q, t, grow })
-        } else {
-            None
-        };
-        if let Some(l) = local {
-            return l;
-        }
-        let side = |r: &DMat3, t: DVec3, mag: f64, eps: f64| {
-            let (q, e) = nearest_rotation(r);
-            let grow = (e * mag
-                + s3 * (eps + 0.5 * margin)
-                + K * (4.0 * norm(r) * mag + t.abs().max_element()))
-                * (1.0 + K);
-            (q, grow)
-        };
-        let (qa, grow_a) = side(&ra, ta, mag_a, eps_a);
-        let (qb, grow_b) = side(&rb, tb, mag_b, eps_b);
-        if grow_a.is_finite() && grow_b.is_finite() {
-            Mapping::World {
-                qa,
-                ta,
-                grow_a,
-                qb,
-                tb,
-                grow_b,
-            }
-        } else {
-            Mapping::All
-        }
-    }
 }
 
 /// What a traversal task reports into.

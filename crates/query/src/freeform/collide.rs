@@ -8,6 +8,9 @@ use rayon::prelude::*;
 
 use super::bound::{pair_bound, BoundedCell, FreeformObject};
 
+/// Result of visiting one pair: a report, or child pairs to visit.
+type Step = (Option<CollisionPair>, Vec<(BoundedCell, BoundedCell)>);
+
 /// One reported pair of sub-patches.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CollisionPair {
@@ -45,7 +48,7 @@ pub fn freeform_collide(
         .collect();
     let mut out = Vec::new();
     while !frontier.is_empty() {
-        let step: Vec<(Option<CollisionPair>, Vec<(BoundedCell, BoundedCell)>)> = frontier
+        let step: Vec<Step> = frontier
             .into_par_iter()
             .map(|(x, y)| {
                 let pb = pair_bound(a, &x, b, &y);

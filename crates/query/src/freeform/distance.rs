@@ -59,6 +59,9 @@ pub struct FreeformDistance {
     pub pairs_tested: usize,
 }
 
+/// Children of one expanded pair, or the lower bound of a pair that could not be split.
+type Expansion = (Vec<(Entry, PairBound)>, Option<f64>);
+
 struct Entry {
     lower: f64,
     a: BoundedCell,
@@ -166,7 +169,7 @@ pub fn freeform_distance(
             heap.clear();
             break;
         }
-        let results: Vec<(Vec<(Entry, PairBound)>, Option<f64>)> = batch
+        let results: Vec<Expansion> = batch
             .into_par_iter()
             .map(|e| {
                 let split_a = match (e.a.splittable, e.b.splittable) {
@@ -210,18 +213,16 @@ pub fn freeform_distance(
         }
     }
     // `best` is always set: every object has at least one root.
-    let (pb, sa, sb) = best.unwrap_or_else(|| {
-        (
-            PairBound {
-                lower: 0.0,
-                upper: f64::INFINITY,
-                point_a: (DVec3::ZERO, (0.0, 0.0)),
-                point_b: (DVec3::ZERO, (0.0, 0.0)),
-            },
-            0,
-            0,
-        )
-    });
+    let (pb, sa, sb) = best.unwrap_or((
+        PairBound {
+            lower: 0.0,
+            upper: f64::INFINITY,
+            point_a: (DVec3::ZERO, (0.0, 0.0)),
+            point_b: (DVec3::ZERO, (0.0, 0.0)),
+        },
+        0,
+        0,
+    ));
     let upper = pb.upper;
     let lower = dropped_lower.min(upper);
     FreeformDistance {

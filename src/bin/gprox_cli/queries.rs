@@ -1,0 +1,264 @@
+//! The `distance` and `self` subcommands and the coloured PLY/OBJ export.
+
+use std::io::Write as _;
+use std::path::Path;
+use std::time::Instant;
+
+use glam::Affine3A;
+use gprox::bvh::{bv_tree::BvTree, rss::Rss};
+use gprox::geometry::transform::{transform_point, Pose64};
+use gprox::geometry::TriMesh;
+use gprox::query::distance::{distance, DistanceObject, DistanceOptions};
+use gprox::query::self_collide::{self_collide, Topology};
+use gprox::render::Picture;
+use serde_json::json;
+
+use super::{check_picture_path, input, internal, ms, save_picture, Failure};
+
+/// Colour of faces without contact in exports.
+const PLAIN: [u8; 3] = [190, 190, 190];
+/// Colour of contact faces in exports.
+const CONTACT: [u8; 3] = [230, 30, 30];
+
+/// Checks an `--export` path (`.ply` or `.obj`).
+pub fn check_export_path(path: &Path) -> Result<(), Failure> {
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("ply" | "obj") => Ok(()),
+        _ => Err(input(format!(
+            "--export {}: the file name must end in .ply or .obj",
+            path.display()
+        ))),
+    }
+}
+
+/// Writes the posed meshes as one mesh, contact faces (per mesh, face ids) red, others grey.
+pub fn export(path: &Path, parts: &[(&TriMesh, Pose64, &[u32])]) -> Result<(), Failure> {
+    let mut positions = Vec::new();
+    let mut faces: Vec<([usize; 3], bool)> = Vec::new();
+    for (mesh, pose, contact) in parts {
+        let base = positions.len();
+        positions.extend(mesh.positions().iter().map(|&p| transform_point(pose, p)));
+        let mut hit = vec![false; mesh.faces().len()];
+        for &f in contact.iter() {
+            if let Some(h) = hit.get_mut(f as usize) {
+                *h = true;
+            }
+        }
+        for (f, h) in mesh.faces().iter().zip(hit) {
+            faces.push((f.map(|i| base + i as usize), h));
+        }
+    }
+    let werr = |e: std::io::Error| input(format!("cannot write {}: {e}", path.display()));
+    let mut out = String::new();
+    if path.extension().is_some_and(|e| e == "ply") {
+        out.push_str("ply\nformat ascii 1.0\ncomment gprox export: contact faces red\n");
+        out.push_str(&format!("element vertex {}\n", positions.len()));
+        out.push_str("property float x\nproperty float y\nproperty float z\n");
+        out.push_str(&format!("element face {}\n", faces.len()));
+        out.push_str("property list uchar int vertex_indices\n");
+        out.push_str("property uchar red\nproperty uchar green\nproperty uchar blue\nend_header\n");
+        for p in &positions {
+            out.push_str(&format!("{} {} {}\n", p.x as f32, p.y as f32, p.z as f32));
+        }
+        for ([a, b, c], h) in &faces {
+            let [r, g, bl] = if *h { CONTACT } else { PLAIN };
+            out.push_str(&format!("3 {a} {b} {c} {r} {g} {bl}\n"));
+        }
+        std::fs::write(path, out).map_err(werr)?;
+    } else {
+        let mtl = path.with_extension("mtl");
+        let mtl_name = mtl
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let col = |c: [u8; 3]| {
+            format!(
+                "{} {} {}",
+                c[0] as f32 / 255.0,
+                c[1] as f32 / 255.0,
+                c[2] as f32 / 255.0
+            )
+        };
+        let m = format!(
+            "newmtl plain\nKd {}\nnewmtl contact\nKd {}\n",
+            col(PLAIN),
+            col(CONTACT)
+        );
+        std::fs::write(&mtl, m).map_err(werr)?;
+        out.push_str(&format!(
+            "# gprox export: contact faces use material `contact`\nmtllib {mtl_name}\n"
+        ));
+        for p in &positions {
+            out.push_str(&format!("v {} {} {}\n", p.x as f32, p.y as f32, p.z as f32));
+        }
+        for hit in [false, true] {
+            out.push_str(if hit {
+                "usemtl contact\n"
+            } else {
+                "usemtl plain\n"
+            });
+            for ([a, b, c], _) in faces.iter().filter(|f| f.1 == hit) {
+                out.push_str(&format!("f {} {} {}\n", a + 1, b + 1, c + 1));
+            }
+        }
+        let mut f = std::fs::File::create(path).map_err(werr)?;
+        f.write_all(out.as_bytes()).map_err(werr)?;
+    }
+    Ok(())
+}
+
+fn point(p: glam::DVec3) -> [f64; 3] {
+    p.to_array()
+}
+
+/// `gprox distance A B`: exact minimum distance between two posed meshes (RSS trees).
+pub fn distance_cmd(
+    a: &Path,
+    b: &Path,
+    pose_a: Affine3A,
+    pose_b: Affine3A,
+    json: bool,
+    render: Option<&Path>,
+) -> Result<(), Failure> {
+    if let Some(r) = render {
+        check_picture_path(r)?;
+    }
+    let mesh_a = gprox::geometry::io::load_mesh(a).map_err(input)?;
+    let mesh_b = gprox::geometry::io::load_mesh(b).map_err(input)?;
+    let t = Instant::now();
+    let ta = BvTree::<Rss>::build(&mesh_a);
+    let tb = BvTree::<Rss>::build(&mesh_b);
+    let build_ms = ms(t);
+    let (pa, pb) = (Pose64::from_affine(&pose_a), Pose64::from_affine(&pose_b));
+    let oa = DistanceObject {
+        mesh: &mesh_a,
+        tree: &ta,
+        pose: pa,
+    };
+    let ob = DistanceObject {
+        mesh: &mesh_b,
+        tree: &tb,
+        pose: pb,
+    };
+    let t = Instant::now();
+    let r = distance(&oa, &ob, &DistanceOptions::default()).map_err(internal)?;
+    let query_ms = ms(t);
+    if let Some(path) = render {
+        let mut pic = Picture::new(960, 720);
+        pic.add_mesh(&mesh_a, &pa, Picture::GREY, &[r.tri_a]);
+        pic.add_mesh(&mesh_b, &pb, Picture::SAND, &[r.tri_b]);
+        pic.add_segment(r.point_a, r.point_b);
+        pic.add_dot(r.point_a);
+        pic.add_dot(r.point_b);
+        save_picture(&pic, path)?;
+    }
+    if json {
+        let v = json!({
+            "a": a.display().to_string(),
+            "b": b.display().to_string(),
+            "triangles": [mesh_a.face_count(), mesh_b.face_count()],
+            "distance": r.distance,
+            "lower": r.lower,
+            "upper": r.upper,
+            "point_a": point(r.point_a),
+            "point_b": point(r.point_b),
+            "tri_a": r.tri_a,
+            "tri_b": r.tri_b,
+            "build_ms": build_ms,
+            "query_ms": query_ms,
+        });
+        println!("{v}");
+    } else {
+        println!(
+            "A: {} ({} triangles)\nB: {} ({} triangles)",
+            a.display(),
+            mesh_a.face_count(),
+            b.display(),
+            mesh_b.face_count()
+        );
+        println!(
+            "distance: {} (bounds [{}, {}])",
+            r.distance, r.lower, r.upper
+        );
+        let (p, q) = (r.point_a, r.point_b);
+        println!(
+            "closest point on A: {} {} {} (face {})",
+            p.x, p.y, p.z, r.tri_a
+        );
+        println!(
+            "closest point on B: {} {} {} (face {})",
+            q.x, q.y, q.z, r.tri_b
+        );
+        println!("build {build_ms:.3} ms, query {query_ms:.3} ms");
+        if let Some(r) = render {
+            println!("picture: {}", r.display());
+        }
+    }
+    Ok(())
+}
+
+/// `gprox self M`: pairs of faces of one mesh that share no vertex and intersect.
+pub fn self_cmd(
+    m: &Path,
+    json: bool,
+    render: Option<&Path>,
+    export_to: Option<&Path>,
+) -> Result<(), Failure> {
+    if let Some(r) = render {
+        check_picture_path(r)?;
+    }
+    if let Some(e) = export_to {
+        check_export_path(e)?;
+    }
+    let mesh = gprox::geometry::io::load_mesh(m).map_err(input)?;
+    let t = Instant::now();
+    let bvh = gprox::bvh::lbvh::build(&mesh);
+    let topo = Topology::new(mesh.faces(), mesh.vertex_count());
+    let build_ms = ms(t);
+    let t = Instant::now();
+    let r = self_collide(&mesh, &bvh, &topo, None).map_err(internal)?;
+    let query_ms = ms(t);
+    let mut contact: Vec<u32> = r.pairs.iter().flatten().copied().collect();
+    contact.sort_unstable();
+    contact.dedup();
+    if let Some(path) = render {
+        let mut pic = Picture::new(960, 720);
+        pic.add_mesh(&mesh, &Pose64::IDENTITY, Picture::GREY, &contact);
+        save_picture(&pic, path)?;
+    }
+    if let Some(path) = export_to {
+        export(path, &[(&mesh, Pose64::IDENTITY, &contact)])?;
+    }
+    if json {
+        let v = json!({
+            "mesh": m.display().to_string(),
+            "triangles": mesh.face_count(),
+            "count": r.pairs.len(),
+            "pairs": r.pairs,
+            "contact_faces": contact.len(),
+            "build_ms": build_ms,
+            "query_ms": query_ms,
+        });
+        println!("{v}");
+    } else {
+        println!("mesh: {} ({} triangles)", m.display(), mesh.face_count());
+        println!(
+            "self-intersecting face pairs (no shared vertex): {}",
+            r.pairs.len()
+        );
+        for [i, j] in r.pairs.iter().take(10) {
+            println!("  face {i} x face {j}");
+        }
+        if r.pairs.len() > 10 {
+            println!("  ... {} more", r.pairs.len() - 10);
+        }
+        println!("build {build_ms:.3} ms, query {query_ms:.3} ms");
+        if let Some(r) = render {
+            println!("picture: {}", r.display());
+        }
+        if let Some(e) = export_to {
+            println!("export: {}", e.display());
+        }
+    }
+    Ok(())
+}
