@@ -177,3 +177,112 @@ fn bench_builtin_scene() {
     let out = gprox(&["bench", "builtin", "--frames", "2"]);
     assert!(text(&out.stdout).contains("frame"));
 }
+
+#[test]
+fn distance_between_separated_tetrahedra() {
+    let d = dir("distance");
+    let t = d.join("t.obj");
+    std::fs::write(&t, TETRA).unwrap();
+    let png = d.join("d.png");
+    let t = t.to_str().unwrap();
+    let out = gprox(&[
+        "distance",
+        t,
+        t,
+        "--pose-b",
+        "3,0,0",
+        "--json",
+        "--render",
+        png.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // Brute force: A's nearest point to the shifted copy is its vertex (1,0,0); B's is (3,0,0).
+    let dist = v["distance"].as_f64().unwrap();
+    assert!((dist - 2.0).abs() < 1e-12, "{v}");
+    let p = |k: &str| -> Vec<f64> {
+        v[k].as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect()
+    };
+    let (pa, pb) = (p("point_a"), p("point_b"));
+    let gap: f64 = pa
+        .iter()
+        .zip(&pb)
+        .map(|(a, b)| (a - b).powi(2))
+        .sum::<f64>()
+        .sqrt();
+    assert!((gap - dist).abs() < 1e-12);
+    assert!(v["lower"].as_f64().unwrap() <= dist && dist <= v["upper"].as_f64().unwrap());
+    assert!(std::fs::metadata(&png).unwrap().len() > 0);
+    // Bad input: a missing file is named, exit status 2.
+    let missing = d.join("missing.obj");
+    let out = gprox(&["distance", missing.to_str().unwrap(), t]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("missing.obj"));
+    let out = gprox(&["distance", t, t, "--pose-b", "1,2"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("pose"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn self_collision_and_export() {
+    let d = dir("self");
+    // Two disjoint triangles crossing each other: one self-intersecting pair.
+    let m = d.join("x.obj");
+    std::fs::write(
+        &m,
+        "v 0 0 0\nv 2 0 0\nv 0 2 0\nv 0.5 0.5 -1\nv 0.5 0.5 1\nv 3 3 0\nf 1 2 3\nf 4 5 6\n",
+    )
+    .unwrap();
+    let ply = d.join("x.ply");
+    let m = m.to_str().unwrap();
+    let out = gprox(&["self", m, "--json", "--export", ply.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["count"], 1, "{v}");
+    let back = gprox::geometry::io::load_mesh(&ply).unwrap();
+    assert_eq!(back.face_count(), 2);
+    assert_eq!(
+        std::fs::read_to_string(&ply)
+            .unwrap()
+            .matches(" 230 30 30")
+            .count(),
+        2
+    );
+    // Collide export to OBJ with its .mtl.
+    let t = d.join("t.obj");
+    std::fs::write(&t, TETRA).unwrap();
+    let obj = d.join("c.obj");
+    let t = t.to_str().unwrap();
+    let out = gprox(&[
+        "collide",
+        t,
+        t,
+        "--pose-b",
+        "0.25,0.1,0.1",
+        "--backend",
+        "cpu",
+        "--export",
+        obj.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        gprox::geometry::io::load_mesh(&obj).unwrap().face_count(),
+        8
+    );
+    assert!(std::fs::read_to_string(d.join("c.mtl"))
+        .unwrap()
+        .contains("newmtl contact"));
+    // Bad input.
+    let out = gprox(&["self", m, "--export", "x.txt"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("x.txt"));
+    let garbage = d.join("g.obj");
+    std::fs::write(&garbage, "f 1 2 3\n").unwrap();
+    let out = gprox(&["self", garbage.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("g.obj"), "{}", text(&out.stderr));
+}

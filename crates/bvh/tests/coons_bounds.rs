@@ -138,10 +138,7 @@ fn check_cell(bvh: &CoonsBvh, surfaces: &[NurbsSurface], cell: &Cell) -> Result<
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
-    // Ignored for now: since the look-ahead split and the analytic ε-lists, some generated
-    // surfaces make this run far too long (under investigation; see the freeform report).
     #[test]
-    #[ignore]
     fn bounds_contain_samples_at_every_level(
         s in surface_strategy(),
         eps in 5e-3f64..5e-2,

@@ -23,6 +23,8 @@ pub const MAX_EPS_LEVELS: usize = 15;
 pub const NODE_BASE: f64 = 4.0;
 /// Leaves per ε-offset directory entry.
 pub const EPS_BLOCK: usize = 16;
+/// Most surface-level nodes one build may create before it gives up with a typed error.
+pub const MAX_NODES: usize = 1 << 22;
 
 /// Errors of the Coons BVH build.
 #[derive(Debug, thiserror::Error)]
@@ -42,6 +44,12 @@ pub enum CoonsError {
         depth: usize,
         /// Parameter rectangle where it failed.
         rect: ParamRect,
+    },
+    /// Subdivision created more than [`MAX_NODES`] nodes (or another surface failed first).
+    #[error("surface {surface}: Coons subdivision exceeded {MAX_NODES} nodes")]
+    TooManyNodes {
+        /// Index of the surface.
+        surface: usize,
     },
 }
 
@@ -223,7 +231,13 @@ fn eps_list(curves: [gprox_geometry::freeform::NurbsCurve; 2], stop: f64, unit: 
 
 /// Chooses the split direction by look-ahead: the direction whose worse half has the smaller
 /// Coons deviation (ties: the direction of the larger boundary/net curvature).
-fn choose_split(s: &NurbsSurface, sub: &NurbsSurface, rect: &ParamRect, cd: &[f64]) -> bool {
+fn choose_split(
+    s: &NurbsSurface,
+    sub: &NurbsSurface,
+    rect: &ParamRect,
+    cd: &[f64],
+    depth: usize,
+) -> bool {
     let [du, dv] = sub.net_second_differences();
     let prefer_u = cd[0].max(cd[1]) + du >= cd[2].max(cd[3]) + dv;
     let worst = |along_u: bool| -> f64 {
@@ -234,11 +248,38 @@ fn choose_split(s: &NurbsSurface, sub: &NurbsSurface, rect: &ParamRect, cd: &[f6
         }
     };
     let (wu, wv) = (worst(true), worst(false));
-    if wu == wv {
-        prefer_u
-    } else {
-        wu < wv
+    // No progress either way (degenerate or rational nets where the look-ahead bound stalls):
+    // alternate directions so both parameter lengths shrink and the build converges.
+    let progress = wu.min(wv) < sub.coons_deviation();
+    if !progress {
+        return depth % 2 == 0;
     }
+    let choice = if wu == wv { prefer_u } else { wu < wv };
+    // Aspect guard: never keep halving a direction that is already far narrower (relative to
+    // the surface's domain) than the other one. Without it the look-ahead can pick the same
+    // direction forever on marginal gains (seen on rational nets: a v-width of 1e-12 at depth
+    // 40), so the build never converges; with it both widths shrink and it always does.
+    let d = s.domain();
+    let ru = (rect.u1 - rect.u0) / (d.u1 - d.u0);
+    let rv = (rect.v1 - rect.v0) / (d.v1 - d.v0);
+    if choice && ru * ASPECT_LIMIT < rv {
+        false
+    } else if !choice && rv * ASPECT_LIMIT < ru {
+        true
+    } else {
+        choice
+    }
+}
+
+/// Largest ratio of the relative parameter widths of a cell the split choice allows.
+const ASPECT_LIMIT: f64 = 16.0;
+
+/// Shared stop state of one build: a failure anywhere aborts every branch at once, so a
+/// surface that does not converge costs at most [`MAX_NODES`] nodes, never an exponential walk.
+#[derive(Default)]
+struct Guard {
+    abort: std::sync::atomic::AtomicBool,
+    nodes: std::sync::atomic::AtomicUsize,
 }
 
 /// Builds the subtree of `sub` (over `rect`); index 0 of the result is its root.
@@ -249,7 +290,13 @@ fn build_node(
     rect: ParamRect,
     depth: usize,
     ctx: (f64, f64, f64),
+    guard: &Guard,
 ) -> Result<Vec<LocalNode>, CoonsError> {
+    use std::sync::atomic::Ordering::Relaxed;
+    if guard.abort.load(Relaxed) || guard.nodes.fetch_add(1, Relaxed) >= MAX_NODES {
+        guard.abort.store(true, Relaxed);
+        return Err(CoonsError::TooManyNodes { surface: index });
+    }
     let (unit, eps, stop) = ctx;
     let nb = NODE_BASE * unit;
     let (um, vm) = rect.mid();
@@ -277,16 +324,18 @@ fn build_node(
         }]);
     }
     if depth >= MAX_DEPTH {
+        guard.abort.store(true, Relaxed);
         return Err(CoonsError::DepthExceeded {
             surface: index,
             depth,
             rect,
         });
     }
-    let along_u = choose_split(s, &sub, &rect, &cd);
+    let along_u = choose_split(s, &sub, &rect, &cd, depth);
     let t = s.split_parameter(&rect, along_u);
     let halves = rect.split_at(along_u, t);
     let Ok((a, b)) = sub.split(along_u, t) else {
+        guard.abort.store(true, Relaxed);
         return Err(CoonsError::DepthExceeded {
             surface: index,
             depth,
@@ -294,8 +343,8 @@ fn build_node(
         });
     };
     let (l, r) = rayon::join(
-        || build_node(index, s, a, halves[0], depth + 1, ctx),
-        || build_node(index, s, b, halves[1], depth + 1, ctx),
+        || build_node(index, s, a, halves[0], depth + 1, ctx, guard),
+        || build_node(index, s, b, halves[1], depth + 1, ctx, guard),
     );
     let (l, r) = (l?, r?);
     let mut out = Vec::with_capacity(1 + l.len() + r.len());
@@ -353,10 +402,11 @@ impl CoonsBvh {
         );
         let unit = (hi - lo).max_element().max(f64::MIN_POSITIVE);
         let ctx = (unit, e * unit, options.curve_fraction * e * unit);
+        let guard = Guard::default();
         let locals: Vec<Vec<LocalNode>> = surfaces
             .par_iter()
             .enumerate()
-            .map(|(i, s)| build_node(i, s, s.clone(), s.domain(), 0, ctx))
+            .map(|(i, s)| build_node(i, s, s.clone(), s.domain(), 0, ctx, &guard))
             .collect::<Result<_, _>>()?;
         // Level order over the forest: roots first, then children in parent order.
         let mut queue: std::collections::VecDeque<(usize, usize)> =
