@@ -7,12 +7,11 @@
 // gprox_geometry::tri_tri::triangles_intersect (which also owns the degenerate and coplanar
 // cases, whose zero signs a filter never certifies).
 #include "gprox/common.cuh"
+#include "gprox/orient.cuh"
 #include "gprox/params.cuh"
 #include "gprox/transform.cuh"
 
 namespace gprox {
-/// A sign the filter could not certify.
-#define GPROX_SIGN_UNKNOWN 2
 
 /// Certified sign of orient3d(a, b, c, d) = det[a - d; b - d; c - d] from f32 arithmetic, or
 /// UNKNOWN. The differences are taken in f64 and rounded to f32 (relative error <= 2^-24 each,
@@ -44,25 +43,13 @@ __device__ __forceinline__ int orient3d_f32(const DVec3& a, const DVec3& b, cons
   return GPROX_SIGN_UNKNOWN;
 }
 
-/// Certified sign of orient3d(a, b, c, d) in f64 (Shewchuk's orient3dfast with the bound
-/// 8 * 2^-53 * permanent >= errboundA, plus 1e-280 for underflowed products), or UNKNOWN.
+/// Certified sign of orient3d(a, b, c, d) in f64 (the filter of orient.cuh), or UNKNOWN.
 /// Never certifies zero.
 __device__ __forceinline__ int orient3d_f64(const DVec3& a, const DVec3& b, const DVec3& c,
                                             const DVec3& d) {
-  const double adx = a.x - d.x, ady = a.y - d.y, adz = a.z - d.z;
-  const double bdx = b.x - d.x, bdy = b.y - d.y, bdz = b.z - d.z;
-  const double cdx = c.x - d.x, cdy = c.y - d.y, cdz = c.z - d.z;
-  const double bdxcdy = bdx * cdy, cdxbdy = cdx * bdy;
-  const double cdxady = cdx * ady, adxcdy = adx * cdy;
-  const double adxbdy = adx * bdy, bdxady = bdx * ady;
-  const double det = adz * (bdxcdy - cdxbdy) + bdz * (cdxady - adxcdy) + cdz * (adxbdy - bdxady);
-  const double perm = (fabs(bdxcdy) + fabs(cdxbdy)) * fabs(adz) +
-                      (fabs(cdxady) + fabs(adxcdy)) * fabs(bdz) +
-                      (fabs(adxbdy) + fabs(bdxady)) * fabs(cdz);
-  const double bound = perm * 8.8817841970012523e-16 + 1e-280;  // 8 * 2^-53
-  if (det > bound) return 1;
-  if (det < -bound) return -1;
-  return GPROX_SIGN_UNKNOWN;
+  int sign;
+  orient3d_filtered(a, b, c, d, &sign);
+  return sign;
 }
 
 /// tri_tri::plane_sides with certified (or UNKNOWN) signs; `f32` picks the f32 filter.

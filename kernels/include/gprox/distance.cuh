@@ -8,6 +8,7 @@
 // cannot certify makes the pair UNDECIDED and the host finishes it with the exact CPU function.
 #pragma once
 #include "gprox/common.cuh"
+#include "gprox/orient.cuh"
 #include "gprox/transform.cuh"
 
 namespace gprox {
@@ -172,28 +173,8 @@ __host__ __device__ __forceinline__ bool face_projection(DVec3 p, const DVec3 t[
   return true;
 }
 
-/// An orientation sign the filter could not certify.
-#define GPROX_DIST_UNKNOWN 2
-
-/// orient3d(a, b, c, d) when its sign is certified (Shewchuk's fast expression, the bound
-/// 8 * 2^-53 * permanent >= robust's errboundA, plus 1e-280 for underflow): then robust::orient3d
-/// returns exactly this value. `*sign` is 1, -1 or UNKNOWN (never a certified 0).
-__host__ __device__ __forceinline__ double orient3d_filtered(DVec3 a, DVec3 b, DVec3 c, DVec3 d,
-                                                            int* sign) {
-  const double adx = a.x - d.x, bdx = b.x - d.x, cdx = c.x - d.x;
-  const double ady = a.y - d.y, bdy = b.y - d.y, cdy = c.y - d.y;
-  const double adz = a.z - d.z, bdz = b.z - d.z, cdz = c.z - d.z;
-  const double bdxcdy = bdx * cdy, cdxbdy = cdx * bdy;
-  const double cdxady = cdx * ady, adxcdy = adx * cdy;
-  const double adxbdy = adx * bdy, bdxady = bdx * ady;
-  const double det = adz * (bdxcdy - cdxbdy) + bdz * (cdxady - adxcdy) + cdz * (adxbdy - bdxady);
-  const double perm = (fabs(bdxcdy) + fabs(cdxbdy)) * fabs(adz) +
-                      (fabs(cdxady) + fabs(adxcdy)) * fabs(bdz) +
-                      (fabs(adxbdy) + fabs(bdxady)) * fabs(cdz);
-  const double bound = perm * 8.8817841970012523e-16 + 1e-280;
-  *sign = det > bound ? 1 : (det < -bound ? -1 : GPROX_DIST_UNKNOWN);
-  return det;
-}
+/// An orientation sign the filter could not certify (see orient.cuh).
+#define GPROX_DIST_UNKNOWN GPROX_SIGN_UNKNOWN
 
 /// Outcome of crossing_point on the device.
 #define GPROX_CROSS_NONE 0
