@@ -1,7 +1,7 @@
 //! Mesh–mesh collision on the benchmark scene `two-tori-interlock` (per-frame pair counts equal
 //! the reference peer's exact counts), and `collide_any == !collide_all.is_empty()`; plus the
 //! exact-oracle property on mesh copies in touching configurations.
-//! Skips (with a note) when `/work/shared` is absent.
+//! Skips (with a note) when `../shared` is absent.
 
 #[path = "common/gen.rs"]
 mod gen;
@@ -16,8 +16,14 @@ use gprox_geometry::transform::Pose64;
 use gprox_query::collide::{collide_all, collide_any, CollideOptions, CollisionObject};
 use proptest::prelude::*;
 
-const SCENE: &str = "/work/shared/peers/scenes/two-tori-interlock";
-const RESULTS: &str = "/work/shared/peers/results/two-tori-interlock.json";
+const SCENE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../shared/peers/scenes/two-tori-interlock"
+);
+const RESULTS: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../shared/peers/results/two-tori-interlock.json"
+);
 
 /// Per-frame `count`s of the `ref` peer's collide-all run, read from the results file without a
 /// JSON dependency: the `collide-all` query comes first and its first run is the reference.

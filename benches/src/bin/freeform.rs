@@ -132,7 +132,10 @@ fn main() -> anyhow::Result<()> {
             t * 1e3
         )?;
     }
-    let path = std::path::Path::new("/work/shared/data/nurbs/sphere_patch.json");
+    let path = std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../shared/data/nurbs/sphere_patch.json"
+    ));
     if path.exists() {
         let s = vec![gprox_geometry::freeform::io::load_nurbs_json(path)?];
         let bs = CoonsBvh::build(&s, &opts)?;
@@ -153,7 +156,7 @@ fn main() -> anyhow::Result<()> {
     } else {
         writeln!(
             md,
-            "\n(note: /work/shared/data/nurbs absent, teapot–NURBS rows skipped)"
+            "\n(note: ../shared/data/nurbs absent, teapot–NURBS rows skipped)"
         )?;
     }
     print!("{md}");

@@ -1,5 +1,5 @@
 //! Mesh I/O: one test per bad input (error variant and location), round trips, and the real
-//! meshes of `/work/shared/data/meshes` against the counts in their `index.csv`.
+//! meshes of `../shared/data/meshes` against the counts in their `index.csv`.
 
 #[path = "../../../tests/common/gen.rs"]
 mod gen;
@@ -364,7 +364,10 @@ proptest! {
 
 #[test]
 fn shared_meshes_match_index_csv() {
-    let root = Path::new("/work/shared/data/meshes");
+    let root = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/data/meshes"
+    ));
     let Ok(index) = std::fs::read_to_string(root.join("index.csv")) else {
         eprintln!("note: {} absent, skipping", root.display());
         return;

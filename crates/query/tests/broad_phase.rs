@@ -372,8 +372,14 @@ fn reference(results: &Json, kind: &str) -> Vec<(Option<usize>, Vec<[u32; 2]>)> 
 
 #[test]
 fn nbody_spheres_match_reference() {
-    let dir = std::path::Path::new("/work/shared/peers/scenes/nbody-spheres");
-    let res = std::path::Path::new("/work/shared/peers/results/nbody-spheres.json");
+    let dir = std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/peers/scenes/nbody-spheres"
+    ));
+    let res = std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/peers/results/nbody-spheres.json"
+    ));
     if !dir.exists() || !res.exists() {
         println!("note: nbody-spheres scene or results absent, skipping");
         return;

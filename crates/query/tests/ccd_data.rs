@@ -1,4 +1,4 @@
-//! CCD against the ground truth in `/work/shared/data/ccd` (see its SOURCES.md):
+//! CCD against the ground truth in `../shared/data/ccd` (see its SOURCES.md):
 //! every query file present must give 0 false negatives; false-positive rates are printed.
 //!
 //! * `sample-queries/**.csv`: exact rational coordinates (all exactly representable in f64:
@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use glam::DVec3;
 use gprox_query::ccd::{edge_edge_toi, vertex_face_toi, CcdOptions};
 
-const ROOT: &str = "/work/shared/data/ccd";
+const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/ccd");
 
 fn run_all() -> bool {
     std::env::var("GPROX_CCD_ALL").is_ok_and(|v| v == "1") || !cfg!(debug_assertions)

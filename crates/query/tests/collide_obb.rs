@@ -1,6 +1,6 @@
 //! Collision over OBB (and RSS, sphere) trees: the same pair sets as the AABB trees'
 //! `collide_all`, and the exact rational brute-force oracle; the `two-tori-interlock` frames give
-//! the reference peer's counts (skipped when `/work/shared` is absent).
+//! the reference peer's counts (skipped when `../shared` is absent).
 
 #[path = "../../../tests/common/gen.rs"]
 mod gen;
@@ -212,8 +212,14 @@ fn parallel_equals_aabb() {
     }
 }
 
-const SCENE: &str = "/work/shared/peers/scenes/two-tori-interlock";
-const RESULTS: &str = "/work/shared/peers/results/two-tori-interlock.json";
+const SCENE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../../shared/peers/scenes/two-tori-interlock"
+);
+const RESULTS: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../../shared/peers/results/two-tori-interlock.json"
+);
 
 /// Per-frame counts of the `ref` peer's collide-all run (first collide-all query, first run).
 fn reference_counts(text: &str) -> Option<Vec<usize>> {

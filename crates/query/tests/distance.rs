@@ -1,6 +1,6 @@
 //! Mesh–mesh distance against brute force over all triangle pairs (in the same f64 world
 //! coordinates), tolerance and threshold semantics, degenerate input, and the benchmark scenes'
-//! reference distances (skipped when /work/shared is absent).
+//! reference distances (skipped when ../shared is absent).
 
 use glam::{Affine3A, Mat3, Quat, Vec3};
 use gprox_bvh::bv_tree::BvTree;
@@ -198,8 +198,20 @@ fn number_after(seg: &str, key: &str) -> Option<f64> {
 #[test]
 fn benchmark_scene_references() {
     for scene in ["bunny-pair-distance", "bumpy-pair-distance"] {
-        let dir = format!("/work/shared/peers/scenes/{scene}");
-        let refs = format!("/work/shared/peers/results/{scene}.json");
+        let dir = format!(
+            concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../../shared/peers/scenes/{}"
+            ),
+            scene
+        );
+        let refs = format!(
+            concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../../shared/peers/results/{}.json"
+            ),
+            scene
+        );
         let (Ok(text), Ok(rtext)) = (
             std::fs::read_to_string(format!("{dir}/scene.json")),
             std::fs::read_to_string(&refs),

@@ -139,8 +139,14 @@ fn reference_counts(path: &std::path::Path) -> Vec<usize> {
 
 #[test]
 fn cloth_frames_match_reference_counts() {
-    let dir = std::path::Path::new("/work/shared/peers/scenes/cloth-on-sphere");
-    let res = std::path::Path::new("/work/shared/peers/results/cloth-on-sphere.json");
+    let dir = std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/peers/scenes/cloth-on-sphere"
+    ));
+    let res = std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/peers/results/cloth-on-sphere.json"
+    ));
     if !dir.exists() || !res.exists() {
         println!("note: cloth-on-sphere scene or results absent, skipping");
         return;
