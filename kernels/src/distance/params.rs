@@ -4,7 +4,7 @@
 use gprox_bvh::rss::Rss;
 use gprox_geometry::transform::Pose64;
 
-use crate::params::KernelParams;
+use crate::params::params;
 
 /// Device mirror of `gprox_bvh::rss::Rss` (`dist::Rss` in `distance.cuh`): the Rust type is
 /// `#[repr(C)]` + Pod already, so it is uploaded as is.
@@ -26,20 +26,7 @@ pub struct DistanceTree {
     pub faces: u64,
 }
 
-macro_rules! dist_params {
-    ($(#[$m:meta])* $name:ident { $($(#[$fm:meta])* $field:ident : $ty:ty),* $(,)? }) => {
-        $(#[$m])*
-        #[repr(C)]
-        #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
-        pub struct $name { $($(#[$fm])* pub $field: $ty),* }
-        // SAFETY: repr(C), mirrors distance.cuh (checked by tests/distance_layout.rs), Pod.
-        unsafe impl KernelParams for $name {}
-        // SAFETY: plain old data, passed by value to a kernel with the same layout.
-        unsafe impl cudarc::driver::DeviceRepr for $name {}
-    };
-}
-
-dist_params!(
+params!(
     /// `gprox_distance_expand`: bounds of every child pair of every front pair.
     DistanceExpandParams {
         /// Pose of A.
@@ -71,7 +58,7 @@ dist_params!(
     }
 );
 
-dist_params!(
+params!(
     /// `gprox_distance_filter`: survivors to the next front or the leaf pairs.
     DistanceFilterParams {
         /// `u32[8 · nodes of A]`.
@@ -105,7 +92,7 @@ dist_params!(
     }
 );
 
-dist_params!(
+params!(
     /// `gprox_distance_triangles`: exact distance of every leaf pair.
     DistanceTrianglesParams {
         /// Pose of A.
@@ -137,7 +124,7 @@ dist_params!(
     }
 );
 
-dist_params!(
+params!(
     /// `gprox_distance_min`: per-block minimum with argmin (ties: smallest index).
     DistanceMinParams {
         /// `f64[count]`.
