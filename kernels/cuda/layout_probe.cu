@@ -2,12 +2,14 @@
 // for kernels/tests/layout.rs (compared with std::mem::{size_of, offset_of} in Rust).
 #include "gprox/common.cuh"
 #include "gprox/params.cuh"
+#include "gprox/distance.cuh"
 
 #ifndef __CUDACC__
 #include <cstddef>
 #include <cstring>
 
 using namespace gprox;
+using Rss = dist::Rss;
 
 #define GPROX_SIZE(T) \
   if (std::strcmp(name, "sizeof(" #T ")") == 0) return sizeof(T);
@@ -72,6 +74,20 @@ extern "C" size_t gprox_emu_layout(const char* name) {
   GPROX_OFFSET(BalanceSpreadParams, offsets) GPROX_OFFSET(BalanceSpreadParams, work_out)
   GPROX_OFFSET(BalanceSpreadParams, tasks) GPROX_OFFSET(BalanceSpreadParams, total)
   GPROX_OFFSET(BalanceSpreadParams, stride_in) GPROX_OFFSET(BalanceSpreadParams, stride_out)
+  GPROX_SIZE(Rss) GPROX_OFFSET(Rss, axes) GPROX_OFFSET(Rss, half_lengths) GPROX_OFFSET(Rss, radius)
+  GPROX_SIZE(DistanceTree)
+  GPROX_SIZE(DistanceExpandParams) GPROX_OFFSET(DistanceExpandParams, a)
+  GPROX_OFFSET(DistanceExpandParams, b) GPROX_OFFSET(DistanceExpandParams, q)
+  GPROX_OFFSET(DistanceExpandParams, t) GPROX_OFFSET(DistanceExpandParams, grow)
+  GPROX_OFFSET(DistanceExpandParams, sigma) GPROX_OFFSET(DistanceExpandParams, front)
+  GPROX_OFFSET(DistanceExpandParams, count)
+  GPROX_SIZE(DistanceFilterParams) GPROX_OFFSET(DistanceFilterParams, rep_bound)
+  GPROX_OFFSET(DistanceFilterParams, cut) GPROX_OFFSET(DistanceFilterParams, count)
+  GPROX_OFFSET(DistanceFilterParams, leaf_capacity)
+  GPROX_SIZE(DistanceTrianglesParams) GPROX_OFFSET(DistanceTrianglesParams, pairs)
+  GPROX_OFFSET(DistanceTrianglesParams, counters) GPROX_OFFSET(DistanceTrianglesParams, count)
+  GPROX_SIZE(DistanceMinParams) GPROX_OFFSET(DistanceMinParams, out_indices)
+  GPROX_OFFSET(DistanceMinParams, count)
   return SIZE_MAX;
 }
 #endif

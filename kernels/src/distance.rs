@@ -34,8 +34,8 @@ use crate::lbvh::DeviceMesh;
 
 mod params;
 pub use params::{
-    emulator_layout, DeviceRss, DistanceExpandParams, DistanceFilterParams, DistanceMinParams,
-    DistanceTree, DistanceTrianglesParams,
+    DeviceRss, DistanceExpandParams, DistanceFilterParams, DistanceMinParams, DistanceTree,
+    DistanceTrianglesParams,
 };
 
 /// Front entity "root of the tree" (`GPROX_DIST_ROOT`).

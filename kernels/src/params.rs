@@ -17,8 +17,8 @@ macro_rules! params {
         #[repr(C)]
         #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
         pub struct $name { $($(#[$fm])* pub $field: $ty),* }
-        // SAFETY: repr(C), mirrors params.cuh / distance.cuh (checked by tests/layout.rs and
-        // tests/distance_layout.rs), all fields Pod.
+        // SAFETY: repr(C), mirrors params.cuh / distance.cuh (checked by tests/layout.rs),
+        // all fields Pod.
         unsafe impl $crate::params::KernelParams for $name {}
         // SAFETY: plain old data, passed by value to a kernel with the same layout.
         unsafe impl cudarc::driver::DeviceRepr for $name {}

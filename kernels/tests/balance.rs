@@ -10,7 +10,7 @@ use gprox_bvh::swept::swept_triangle_aabbs;
 use gprox_bvh::{lbvh, Aabb, Bvh};
 use gprox_cuda::{BalanceOptions, CollisionObject, Device, GpuCollideOptions, MovingMesh};
 use gprox_geometry::glam::{Affine3A, Vec3};
-use gprox_geometry::transform::{transform_triangle, Pose64};
+use gprox_geometry::transform::Pose64;
 use gprox_geometry::tri_tri::triangles_intersect;
 use gprox_geometry::TriMesh;
 use gprox_query::ccd::{ccd_pair, ccd_self_with_bvh, CcdOptions, Feature};
@@ -46,20 +46,6 @@ fn tiny() -> BalanceOptions {
         idle_threshold: 0.5,
         initial_result_capacity: 1,
     }
-}
-
-/// Every intersecting face pair of two posed meshes, by testing all of them exactly.
-fn brute_force(a: &TriMesh, pa: &Pose64, b: &TriMesh, pb: &Pose64) -> Vec<[u32; 2]> {
-    let mut out = Vec::new();
-    for i in 0..a.face_count() {
-        let ta = transform_triangle(pa, a.triangle(i));
-        for j in 0..b.face_count() {
-            if triangles_intersect(&ta, &transform_triangle(pb, b.triangle(j))) {
-                out.push([i as u32, j as u32]);
-            }
-        }
-    }
-    out
 }
 
 /// Every intersecting pair of faces sharing no vertex, by testing all of them exactly.
@@ -188,7 +174,7 @@ proptest! {
     ) {
         let d = Device::emulated();
         let (gpu, stats) = collide(&d, &a, pa, &b, pb, &opts);
-        prop_assert_eq!(&gpu, &brute_force(&a, &pa, &b, &pb));
+        prop_assert_eq!(&gpu, &common::brute_force_pairs(&a, &pa, &b, &pb));
         prop_assert_eq!(&gpu, &cpu_collide(&a, pa, &b, pb));
         prop_assert!(stats.rounds >= 1);
     }
@@ -300,37 +286,12 @@ proptest! {
     }
 }
 
-/// A grid of `n * n` squares (two triangles each) in the plane z = 0, spanning [0, 1]^2,
-/// transformed by `m`, with vertex indices starting at `base`.
-fn sheet_parts(n: u32, m: Affine3A, base: u32) -> (Vec<Vec3>, Vec<[u32; 3]>) {
-    let mut pos = Vec::new();
-    for j in 0..=n {
-        for i in 0..=n {
-            pos.push(m.transform_point3(Vec3::new(i as f32 / n as f32, j as f32 / n as f32, 0.0)));
-        }
-    }
-    let at = |i: u32, j: u32| base + j * (n + 1) + i;
-    let mut faces = Vec::new();
-    for j in 0..n {
-        for i in 0..n {
-            faces.push([at(i, j), at(i + 1, j), at(i + 1, j + 1)]);
-            faces.push([at(i, j), at(i + 1, j + 1), at(i, j + 1)]);
-        }
-    }
-    (pos, faces)
-}
-
-fn sheet(n: u32) -> TriMesh {
-    let (p, f) = sheet_parts(n, Affine3A::IDENTITY, 0);
-    TriMesh::new(p, f).unwrap()
-}
-
 /// One mesh made of two sheets crossing at right angles (many self-intersections).
 fn crossed_sheets(n: u32) -> TriMesh {
-    let (mut p, mut f) = sheet_parts(n, Affine3A::IDENTITY, 0);
+    let (mut p, mut f) = common::sheet_parts(n, Affine3A::IDENTITY, 0, |_, _| 0.0);
     let upright = Affine3A::from_translation(Vec3::new(0.0, 0.5, -0.5))
         * Affine3A::from_rotation_x(std::f32::consts::FRAC_PI_2);
-    let (p2, f2) = sheet_parts(n, upright, p.len() as u32);
+    let (p2, f2) = common::sheet_parts(n, upright, p.len() as u32, |_, _| 0.0);
     p.extend(p2);
     f.extend(f2);
     TriMesh::new(p, f).unwrap()
@@ -340,7 +301,7 @@ fn crossed_sheets(n: u32) -> TriMesh {
 fn tiny_queues_spill_and_rebalance_many_rounds() {
     let d = Device::emulated();
     // Collision: two sheets crossing along a line.
-    let a = sheet(6);
+    let a = common::sheet(6);
     let upright = Pose64::from_affine(
         &(Affine3A::from_translation(Vec3::new(0.0, 0.5, -0.5))
             * Affine3A::from_rotation_x(std::f32::consts::FRAC_PI_2)),
@@ -354,7 +315,7 @@ fn tiny_queues_spill_and_rebalance_many_rounds() {
         upright,
         &BalanceOptions::default(),
     );
-    let oracle = brute_force(&a, &Pose64::IDENTITY, &a, &upright);
+    let oracle = common::brute_force_pairs(&a, &Pose64::IDENTITY, &a, &upright);
     assert!(
         oracle.len() > 10,
         "the scene has many pairs ({})",
@@ -452,7 +413,7 @@ fn idle_threshold_zero_makes_tasks_leave_early() {
 #[test]
 fn invalid_inputs_are_typed_errors() {
     let d = Device::emulated();
-    let m = sheet(2);
+    let m = common::sheet(2);
     let bvh = lbvh::build(&m);
     for opts in [
         BalanceOptions {
@@ -474,7 +435,7 @@ fn invalid_inputs_are_typed_errors() {
     ] {
         assert!(d.self_collide(&m, &bvh, &opts).is_err(), "{opts:?}");
     }
-    let other = sheet(3);
+    let other = common::sheet(3);
     assert!(d
         .self_collide(&other, &bvh, &BalanceOptions::default())
         .is_err());

@@ -6,26 +6,11 @@ mod common;
 
 use gprox_bvh::lbvh;
 use gprox_cuda::{CollisionObject, Device, GpuCollideOptions};
-use gprox_geometry::glam::{Affine3A, Vec3};
-use gprox_geometry::transform::{transform_triangle, Pose64};
-use gprox_geometry::tri_tri::triangles_intersect;
+use gprox_geometry::glam::Affine3A;
+use gprox_geometry::transform::Pose64;
 use gprox_geometry::TriMesh;
 use gprox_query::collide as cpu;
 use proptest::prelude::*;
-
-/// Every intersecting face pair, by testing all of them exactly.
-fn brute_force(a: &TriMesh, pa: &Pose64, b: &TriMesh, pb: &Pose64) -> Vec<[u32; 2]> {
-    let mut out = Vec::new();
-    for i in 0..a.face_count() {
-        let ta = transform_triangle(pa, a.triangle(i));
-        for j in 0..b.face_count() {
-            if triangles_intersect(&ta, &transform_triangle(pb, b.triangle(j))) {
-                out.push([i as u32, j as u32]);
-            }
-        }
-    }
-    out
-}
 
 fn cpu_pairs(a: &TriMesh, pa: Pose64, b: &TriMesh, pb: Pose64, margin: f64) -> Vec<[u32; 2]> {
     let (ba, bb) = (lbvh::build(a), lbvh::build(b));
@@ -84,7 +69,7 @@ proptest! {
         let d = Device::emulated();
         let opts = GpuCollideOptions { margin: 0.0, initial_capacity: capacity };
         let gpu = gpu_pairs(&d, &a, pa, &b, pb, opts);
-        prop_assert_eq!(&gpu, &brute_force(&a, &pa, &b, &pb));
+        prop_assert_eq!(&gpu, &common::brute_force_pairs(&a, &pa, &b, &pb));
         prop_assert_eq!(&gpu, &cpu_pairs(&a, pa, &b, pb, 0.0));
         // The simple (unbalanced) traversal kernel gives the same pairs.
         let (ba, bb) = (lbvh::build(&a), lbvh::build(&b));
@@ -110,30 +95,11 @@ proptest! {
     }
 }
 
-/// A grid of `n * n` squares (two triangles each) in the plane z = 0, spanning [0, 1]^2.
-fn sheet(n: u32) -> TriMesh {
-    let mut pos = Vec::new();
-    for j in 0..=n {
-        for i in 0..=n {
-            pos.push(Vec3::new(i as f32 / n as f32, j as f32 / n as f32, 0.0));
-        }
-    }
-    let mut faces = Vec::new();
-    let at = |i: u32, j: u32| j * (n + 1) + i;
-    for j in 0..n {
-        for i in 0..n {
-            faces.push([at(i, j), at(i + 1, j), at(i + 1, j + 1)]);
-            faces.push([at(i, j), at(i + 1, j + 1), at(i, j + 1)]);
-        }
-    }
-    TriMesh::new(pos, faces).unwrap()
-}
-
 #[test]
 fn capacity_one_grows_and_loses_nothing() {
     // Two sheets crossing at right angles along a line: many touching and crossing pairs, and
     // a coplanar copy (every pair undecided by the filters, finished exactly on the host).
-    let a = sheet(8);
+    let a = common::sheet(8);
     let d = Device::emulated();
     let upright = Pose64::from_affine(&Affine3A::from_rotation_x(std::f32::consts::FRAC_PI_2));
     for pb in [upright, Pose64::IDENTITY] {
@@ -150,7 +116,7 @@ fn capacity_one_grows_and_loses_nothing() {
             pb,
             GpuCollideOptions::default(),
         );
-        let oracle = brute_force(&a, &Pose64::IDENTITY, &a, &pb);
+        let oracle = common::brute_force_pairs(&a, &Pose64::IDENTITY, &a, &pb);
         assert!(
             oracle.len() > 16,
             "the scene has many pairs ({})",
@@ -163,7 +129,7 @@ fn capacity_one_grows_and_loses_nothing() {
 
 #[test]
 fn invalid_inputs_are_typed_errors() {
-    let a = sheet(2);
+    let a = common::sheet(2);
     let bvh = lbvh::build(&a);
     let d = Device::emulated();
     let o = CollisionObject {
@@ -178,7 +144,7 @@ fn invalid_inputs_are_typed_errors() {
         };
         assert!(d.collide_all(&o, &o, &opts).is_err());
     }
-    let other = sheet(3);
+    let other = common::sheet(3);
     let wrong = CollisionObject {
         mesh: &other,
         bvh: &bvh,

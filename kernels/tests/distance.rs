@@ -133,25 +133,9 @@ proptest! {
 
 /// A wavy grid of `n × n` quads (2 n² triangles) in the xy plane.
 fn grid(n: usize, phase: f32) -> TriMesh {
-    let mut v = Vec::new();
-    for i in 0..=n {
-        for j in 0..=n {
-            let (x, y) = (i as f32 / n as f32, j as f32 / n as f32);
-            v.push(Vec3::new(
-                x,
-                y,
-                0.05 * (7.0 * x + phase).sin() * (5.0 * y).cos(),
-            ));
-        }
-    }
-    let mut f = Vec::new();
-    let id = |i: usize, j: usize| (i * (n + 1) + j) as u32;
-    for i in 0..n {
-        for j in 0..n {
-            f.push([id(i, j), id(i + 1, j), id(i + 1, j + 1)]);
-            f.push([id(i, j), id(i + 1, j + 1), id(i, j + 1)]);
-        }
-    }
+    let (v, f) = common::sheet_parts(n as u32, Affine3A::IDENTITY, 0, |x, y| {
+        0.05 * (7.0 * x + phase).sin() * (5.0 * y).cos()
+    });
     TriMesh::new(v, f).unwrap()
 }
 

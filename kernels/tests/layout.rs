@@ -1,10 +1,15 @@
 //! The shared layouts are the same on both sides: sizes and field offsets of the Rust types
 //! (`std::mem::{size_of, offset_of}`) equal those the emulator's C++ compiler reports for the
-//! mirrors in `include/gprox/{layout,params}.cuh`.
+//! mirrors in `include/gprox/{layout,params,distance}.cuh`.
 
 use std::mem::{offset_of, size_of};
 
+use gprox_bvh::rss::Rss;
 use gprox_bvh::{Aabb, BvhNode, LEAF};
+use gprox_cuda::distance::{
+    DistanceExpandParams, DistanceFilterParams, DistanceMinParams, DistanceTree,
+    DistanceTrianglesParams,
+};
 use gprox_cuda::kernel::emulator_layout;
 use gprox_cuda::params::*;
 use gprox_cuda::Kernel;
@@ -141,6 +146,21 @@ fn params_match() {
         stride_in,
         stride_out
     );
+}
+
+#[test]
+fn distance_layouts_match() {
+    size!(Rss);
+    offset!(Rss, axes, half_lengths, radius);
+    size!(DistanceTree);
+    size!(DistanceExpandParams);
+    offset!(DistanceExpandParams, a, b, q, t, grow, sigma, front, count);
+    size!(DistanceFilterParams);
+    offset!(DistanceFilterParams, rep_bound, cut, count, leaf_capacity);
+    size!(DistanceTrianglesParams);
+    offset!(DistanceTrianglesParams, pairs, counters, count);
+    size!(DistanceMinParams);
+    offset!(DistanceMinParams, out_indices, count);
 }
 
 #[test]

@@ -2,7 +2,7 @@
 // cheap lower bound (gprox_bvh::rss), the triangle–triangle distance of
 // gprox_geometry::tri_distance mirrored function by function in f64 (same operation order as
 // glam, no FMA, so every decided result is bit-identical to the CPU), and the params structs of
-// distance.cu. Mirrored by kernels/src/distance.rs (tests/distance_layout.rs compares layouts).
+// distance.cu. Mirrored by kernels/src/distance.rs (tests/layout.rs compares layouts).
 //
 // Exact orientation signs (robust::orient3d on the CPU) go through a static f64 filter; a sign it
 // cannot certify makes the pair UNDECIDED and the host finishes it with the exact CPU function.

@@ -1,5 +1,5 @@
 //! Parameter structs of the distance kernels (`include/gprox/distance.cuh`), mirrored field for
-//! field (`tests/distance_layout.rs` compares sizes and offsets with the emulator's C++ side).
+//! field (`tests/layout.rs` compares sizes and offsets with the emulator's C++ side).
 
 use gprox_bvh::rss::Rss;
 use gprox_geometry::transform::Pose64;
@@ -141,17 +141,3 @@ params!(
         pad: u32,
     }
 );
-
-unsafe extern "C" {
-    fn gprox_emu_distance_layout(name: *const std::ffi::c_char) -> usize;
-}
-
-/// `sizeof(T)` / `offsetof(T,field)` of the distance layouts from the emulator's C++ side
-/// (`"sizeof(dist::Rss)"`, `"offsetof(DistanceFilterParams, cut)"`); `usize::MAX` if unknown.
-pub fn emulator_layout(name: &str) -> usize {
-    let Ok(c) = std::ffi::CString::new(name) else {
-        return usize::MAX;
-    };
-    // SAFETY: reads a NUL-terminated string and returns a number.
-    unsafe { gprox_emu_distance_layout(c.as_ptr()) }
-}

@@ -3,7 +3,8 @@
 #![allow(dead_code)]
 
 use gprox_geometry::glam::{Affine3A, Quat, Vec3};
-use gprox_geometry::transform::Pose64;
+use gprox_geometry::transform::{transform_triangle, Pose64};
+use gprox_geometry::tri_tri::triangles_intersect;
 use gprox_geometry::TriMesh;
 use proptest::prelude::*;
 
@@ -51,4 +52,50 @@ pub fn pose() -> impl Strategy<Value = Pose64> {
                 ))
             }),
     ]
+}
+
+/// Every intersecting face pair of two posed meshes, by testing all of them exactly.
+pub fn brute_force_pairs(a: &TriMesh, pa: &Pose64, b: &TriMesh, pb: &Pose64) -> Vec<[u32; 2]> {
+    let mut out = Vec::new();
+    for i in 0..a.face_count() {
+        let ta = transform_triangle(pa, a.triangle(i));
+        for j in 0..b.face_count() {
+            if triangles_intersect(&ta, &transform_triangle(pb, b.triangle(j))) {
+                out.push([i as u32, j as u32]);
+            }
+        }
+    }
+    out
+}
+
+/// A grid of `n * n` squares (two triangles each) spanning [0, 1]^2 in xy at height
+/// `z(x, y)`, transformed by `m`, with vertex indices starting at `base`.
+pub fn sheet_parts(
+    n: u32,
+    m: Affine3A,
+    base: u32,
+    z: impl Fn(f32, f32) -> f32,
+) -> (Vec<Vec3>, Vec<[u32; 3]>) {
+    let mut pos = Vec::new();
+    for j in 0..=n {
+        for i in 0..=n {
+            let (x, y) = (i as f32 / n as f32, j as f32 / n as f32);
+            pos.push(m.transform_point3(Vec3::new(x, y, z(x, y))));
+        }
+    }
+    let at = |i: u32, j: u32| base + j * (n + 1) + i;
+    let mut faces = Vec::new();
+    for j in 0..n {
+        for i in 0..n {
+            faces.push([at(i, j), at(i + 1, j), at(i + 1, j + 1)]);
+            faces.push([at(i, j), at(i + 1, j + 1), at(i, j + 1)]);
+        }
+    }
+    (pos, faces)
+}
+
+/// A flat `n * n` sheet in the plane z = 0 spanning [0, 1]^2.
+pub fn sheet(n: u32) -> TriMesh {
+    let (p, f) = sheet_parts(n, Affine3A::IDENTITY, 0, |_, _| 0.0);
+    TriMesh::new(p, f).expect("sheet is valid")
 }
