@@ -301,15 +301,20 @@ fn garbage_mesh_is_a_mesh_error() {
 fn short_transforms_report_expected_and_actual_bytes() {
     let dir = valid_scene("short");
     write_f32s(&dir.join("transforms.f32"), &[0.0; 40]);
-    match Scene::load(&dir) {
+    assert_array_size(&dir, "transforms.f32", 2 * 2 * 12 * 4, 160);
+}
+
+/// Loading `dir` fails with an `ArraySize` error for `file` with these byte counts.
+fn assert_array_size(dir: &std::path::Path, file: &str, expected_bytes: u64, actual_bytes: u64) {
+    match Scene::load(dir) {
         Err(SceneError::ArraySize {
             path,
             expected,
             actual,
             ..
         }) => {
-            assert!(path.ends_with("transforms.f32"));
-            assert_eq!((expected, actual), (2 * 2 * 12 * 4, 160));
+            assert!(path.ends_with(file), "{path:?}");
+            assert_eq!((expected, actual), (expected_bytes, actual_bytes));
         }
         other => panic!("expected ArraySize, got {other:?}"),
     }
@@ -319,18 +324,7 @@ fn short_transforms_report_expected_and_actual_bytes() {
 fn wrong_vertex_array_size_is_reported() {
     let dir = valid_scene("verts");
     write_f32s(&dir.join("b.verts.f32"), &[0.0; 30]);
-    match Scene::load(&dir) {
-        Err(SceneError::ArraySize {
-            path,
-            expected,
-            actual,
-            ..
-        }) => {
-            assert!(path.ends_with("b.verts.f32"));
-            assert_eq!((expected, actual), (2 * 4 * 3 * 4, 120));
-        }
-        other => panic!("expected ArraySize, got {other:?}"),
-    }
+    assert_array_size(&dir, "b.verts.f32", 2 * 4 * 3 * 4, 120);
 }
 
 #[test]
