@@ -286,3 +286,123 @@ fn self_collision_and_export() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("g.obj"), "{}", text(&out.stderr));
 }
+
+#[test]
+fn penetration_of_shifted_tetrahedra() {
+    let d = dir("penetration");
+    let t = d.join("t.obj");
+    std::fs::write(&t, TETRA).unwrap();
+    let t = t.to_str().unwrap();
+    // B's corner (0,0,0) lands at (0.1,0.1,0.1): inside A, 0.1 below three faces.
+    let out = gprox(&["penetration", t, t, "--pose-b", "0.1,0.1,0.1", "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["inside_vertices"], 1);
+    assert_eq!(v["a_in_b"].as_array().unwrap().len(), 0);
+    let p = &v["b_in_a"][0];
+    assert_eq!(p["vertex"], 0);
+    let depth = p["depth"].as_f64().unwrap();
+    assert!((depth - 0.1).abs() < 1e-6, "{depth}");
+    assert_eq!(v["max_depth"].as_f64(), Some(depth));
+    let dir_len: f64 = p["direction"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap().powi(2))
+        .sum();
+    assert!((dir_len - 1.0).abs() < 1e-9);
+    // Far apart: nothing; the human-readable form.
+    let out = gprox(&["penetration", t, t, "--pose-b", "5,0,0,0,90,0", "--json"]);
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (v["inside_vertices"].as_u64(), v["max_depth"].as_f64()),
+        (Some(0), Some(0.0))
+    );
+    let out = gprox(&["penetration", t, t, "--pose-b", "0.1,0.1,0.1"]);
+    assert!(out.status.success());
+    assert!(
+        text(&out.stdout).contains("penetrating vertices: 1"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+/// A torus as OBJ text (closed, wound outwards).
+fn torus_obj() -> String {
+    let m = gprox::geometry::scene::torus(1.0, 0.3, 32, 16).unwrap();
+    let mut s = String::new();
+    for p in m.positions() {
+        s.push_str(&format!("v {} {} {}\n", p.x, p.y, p.z));
+    }
+    for f in m.faces() {
+        s.push_str(&format!("f {} {} {}\n", f[0] + 1, f[1] + 1, f[2] + 1));
+    }
+    s
+}
+
+#[test]
+fn penetration_renders_dots() {
+    let d = dir("penetration-render");
+    let t = d.join("torus.obj");
+    std::fs::write(&t, torus_obj()).unwrap();
+    let t = t.to_str().unwrap();
+    let png = d.join("pen.png");
+    let pose = "0.5,0.2,0.1,20,30,0";
+    let out = gprox(&[
+        "penetration",
+        t,
+        t,
+        "--pose-b",
+        pose,
+        "--render",
+        png.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(!text(&out.stdout).contains("penetrating vertices: 0"));
+    let pixmap = tiny_skia::Pixmap::load_png(&png).unwrap();
+    // The dot colour (30, 90, 220) and the highlighted closest faces.
+    let blue = |p: &[u8]| p[2] > 150 && p[0] < 80 && p[1] < 130;
+    let red =
+        |p: &[u8]| p[0] > 60 && p[0] as u32 > 3 * p[1] as u32 && p[0] as u32 > 3 * p[2] as u32;
+    assert!(pixmap.data().chunks_exact(4).any(blue));
+    assert!(pixmap.data().chunks_exact(4).any(red));
+    let svg = d.join("pen.svg");
+    let out = gprox(&[
+        "penetration",
+        t,
+        t,
+        "--pose-b",
+        pose,
+        "--render",
+        svg.to_str().unwrap(),
+    ]);
+    assert!(out.status.success());
+    assert!(std::fs::read_to_string(svg).unwrap().contains("<circle"));
+}
+
+#[test]
+fn penetration_bad_input_exits_with_2() {
+    let d = dir("penetration-bad");
+    let good = d.join("t.obj");
+    std::fs::write(&good, TETRA).unwrap();
+    // The tetrahedron without its last face: three edges with one face each.
+    let open = d.join("open.obj");
+    std::fs::write(
+        &open,
+        "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 3 2\nf 1 2 4\nf 1 4 3\n",
+    )
+    .unwrap();
+    let (good, open) = (good.to_str().unwrap(), open.to_str().unwrap());
+    let out = gprox(&["penetration", good, open]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("open.obj") && err.contains("not closed"),
+        "{err}"
+    );
+    let out = gprox(&["penetration", good, good, "--render", "x.gif"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = gprox(&["penetration", good, "missing.obj"]);
+    assert_eq!(out.status.code(), Some(2));
+}

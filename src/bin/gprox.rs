@@ -3,6 +3,7 @@
 //! ```text
 //! gprox collide A.obj B.stl --pose-b 0.5,0,0,0,90,0 [--json] [--render out.png] [--export out.ply]
 //! gprox distance A.obj B.obj --pose-b 3,0,0 [--json] [--render out.png]
+//! gprox penetration A.obj B.obj --pose-b 0.5,0,0 [--json] [--render out.png]
 //! gprox self M.obj [--json] [--render out.png] [--export out.obj]
 //! gprox info FILE_OR_SCENE_DIR [--json]
 //! gprox bench SCENE_DIR|builtin [--frames N] [--json]
@@ -24,6 +25,8 @@ use gprox::render::Picture;
 use gprox::{Backend, CollideOptions, Context};
 use serde_json::json;
 
+#[path = "gprox_cli/penetration.rs"]
+mod penetration_cli;
 #[path = "gprox_cli/queries.rs"]
 mod queries;
 
@@ -100,6 +103,26 @@ enum Command {
         #[arg(long)]
         json: bool,
         /// Draw both meshes, the closest points joined by a segment (`.png` or `.svg`).
+        #[arg(long)]
+        render: Option<PathBuf>,
+    },
+    /// Vertices of each closed mesh strictly inside the other: depth, closest point, direction.
+    Penetration {
+        /// First mesh file (closed, consistently oriented).
+        a: PathBuf,
+        /// Second mesh file (closed, consistently oriented).
+        b: PathBuf,
+        /// Pose of A: `tx,ty,tz[,rx,ry,rz]`, rotations in degrees about x, then y, then z.
+        #[arg(long, value_parser = parse_pose, allow_hyphen_values = true)]
+        pose_a: Option<Affine3A>,
+        /// Pose of B, as `--pose-a`.
+        #[arg(long, value_parser = parse_pose, allow_hyphen_values = true)]
+        pose_b: Option<Affine3A>,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+        /// Draw both meshes, penetrating vertices as dots joined to their closest points, the
+        /// faces holding those points highlighted (`.png` or `.svg`).
         #[arg(long)]
         render: Option<PathBuf>,
     },
@@ -225,6 +248,21 @@ fn main() -> ExitCode {
             json,
             render,
         } => queries::distance_cmd(
+            &a,
+            &b,
+            pose_a.unwrap_or(Affine3A::IDENTITY),
+            pose_b.unwrap_or(Affine3A::IDENTITY),
+            json,
+            render.as_deref(),
+        ),
+        Command::Penetration {
+            a,
+            b,
+            pose_a,
+            pose_b,
+            json,
+            render,
+        } => penetration_cli::penetration_cmd(
             &a,
             &b,
             pose_a.unwrap_or(Affine3A::IDENTITY),

@@ -7,4 +7,5 @@ pub mod epa;
 pub mod freeform;
 pub mod front;
 pub mod gjk;
+pub mod penetration;
 pub mod self_collide;

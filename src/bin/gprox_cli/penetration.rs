@@ -1,0 +1,134 @@
+//! The `penetration` subcommand: vertices of each closed mesh strictly inside the other.
+
+use std::path::Path;
+use std::time::Instant;
+
+use glam::Affine3A;
+use gprox::geometry::transform::Pose64;
+use gprox::query::collide::{CollisionObject, Side};
+use gprox::query::penetration::{penetration, PenetratingVertex, PenetrationError};
+use gprox::render::Picture;
+use serde_json::json;
+
+use super::{check_picture_path, input, internal, ms, save_picture, Failure};
+
+/// How many vertices the human-readable output lists.
+const LISTED: usize = 10;
+
+fn vertex_json(v: &PenetratingVertex) -> serde_json::Value {
+    json!({
+        "vertex": v.vertex,
+        "position": v.position.to_array(),
+        "depth": v.depth,
+        "closest": v.closest.to_array(),
+        "face": v.face,
+        "direction": v.direction.to_array(),
+    })
+}
+
+/// `gprox penetration A B`: every vertex of A strictly inside B and of B inside A, with depth,
+/// closest point and direction; `--render` draws them as dots joined to their closest points.
+pub fn penetration_cmd(
+    a: &Path,
+    b: &Path,
+    pose_a: Affine3A,
+    pose_b: Affine3A,
+    json: bool,
+    render: Option<&Path>,
+) -> Result<(), Failure> {
+    if let Some(r) = render {
+        check_picture_path(r)?;
+    }
+    let mesh_a = gprox::geometry::io::load_mesh(a).map_err(input)?;
+    let mesh_b = gprox::geometry::io::load_mesh(b).map_err(input)?;
+    let t = Instant::now();
+    let bvh_a = gprox::bvh::lbvh::build(&mesh_a);
+    let bvh_b = gprox::bvh::lbvh::build(&mesh_b);
+    let build_ms = ms(t);
+    let (pa, pb) = (Pose64::from_affine(&pose_a), Pose64::from_affine(&pose_b));
+    let oa = CollisionObject::new(&mesh_a, &bvh_a, pa).map_err(internal)?;
+    let ob = CollisionObject::new(&mesh_b, &bvh_b, pb).map_err(internal)?;
+    let t = Instant::now();
+    let r = penetration(&oa, &ob).map_err(|e| {
+        let file = |s: Side| match s {
+            Side::A => a.display().to_string(),
+            Side::B => b.display().to_string(),
+        };
+        match &e {
+            PenetrationError::NotClosed { object, .. }
+            | PenetrationError::NotOriented { object, .. }
+            | PenetrationError::NonFinitePose { object } => {
+                input(format!("{}: {e}", file(*object)))
+            }
+            _ => internal(e),
+        }
+    })?;
+    let query_ms = ms(t);
+    if let Some(path) = render {
+        // Faces holding a closest point are highlighted on the mesh they belong to.
+        let faces_of = |list: &[PenetratingVertex]| list.iter().map(|v| v.face).collect::<Vec<_>>();
+        let mut pic = Picture::new(960, 720);
+        pic.add_mesh(&mesh_a, &pa, Picture::GREY, &faces_of(r.b_in_a()));
+        pic.add_mesh(&mesh_b, &pb, Picture::SAND, &faces_of(r.a_in_b()));
+        for (_, v) in r.iter() {
+            pic.add_segment(v.position, v.closest);
+            pic.add_dot(v.position);
+        }
+        save_picture(&pic, path)?;
+    }
+    if json {
+        let v = json!({
+            "a": a.display().to_string(),
+            "b": b.display().to_string(),
+            "triangles": [mesh_a.face_count(), mesh_b.face_count()],
+            "inside_vertices": r.inside_vertices(),
+            "max_depth": r.max_depth(),
+            "sum_depth": r.sum_depth(),
+            "a_in_b": r.a_in_b().iter().map(vertex_json).collect::<Vec<_>>(),
+            "b_in_a": r.b_in_a().iter().map(vertex_json).collect::<Vec<_>>(),
+            "build_ms": build_ms,
+            "query_ms": query_ms,
+        });
+        println!("{v}");
+        return Ok(());
+    }
+    println!(
+        "A: {} ({} triangles)\nB: {} ({} triangles)",
+        a.display(),
+        mesh_a.face_count(),
+        b.display(),
+        mesh_b.face_count()
+    );
+    println!(
+        "penetrating vertices: {} ({} of A inside B, {} of B inside A)",
+        r.inside_vertices(),
+        r.a_in_b().len(),
+        r.b_in_a().len()
+    );
+    println!(
+        "max depth {}, sum of depths {}",
+        r.max_depth(),
+        r.sum_depth()
+    );
+    let mut deepest: Vec<(Side, &PenetratingVertex)> = r.iter().collect();
+    deepest.sort_by(|x, y| y.1.depth.total_cmp(&x.1.depth));
+    for (side, v) in deepest.iter().take(LISTED) {
+        let (own, other) = match side {
+            Side::A => ("A", "B"),
+            Side::B => ("B", "A"),
+        };
+        let d = v.direction;
+        println!(
+            "  {own} vertex {} depth {} -> {other} face {} (direction {} {} {})",
+            v.vertex, v.depth, v.face, d.x, d.y, d.z
+        );
+    }
+    if deepest.len() > LISTED {
+        println!("  ... {} more", deepest.len() - LISTED);
+    }
+    println!("build {build_ms:.3} ms, query {query_ms:.3} ms");
+    if let Some(r) = render {
+        println!("picture: {}", r.display());
+    }
+    Ok(())
+}
