@@ -59,6 +59,9 @@ pub struct BvTree<B> {
 /// corners (the O(n log n) fitting work stops after log2 of this many levels).
 pub const FIT_LEAVES: usize = 2048;
 
+/// Triangles before a corner searched for the same vertex (see [`BvTree::fit`]).
+const WINDOW: usize = 4;
+
 /// Below this many nodes the passes run on one thread.
 const PAR_MIN: usize = 1 << 12;
 
@@ -140,18 +143,58 @@ impl<B: BoundingVolume> BvTree<B> {
         }
         let n = m.div_ceil(2);
         let first_leaf = n - 1;
-        // Leaf-order points and prefix moments.
-        let points: Vec<DVec3> = nodes[first_leaf..]
-            .iter()
-            .flat_map(|leaf| triangle(mesh, leaf.left))
-            .collect();
+        // Prefix moments of the triangles' corners in leaf order, and the corners whose vertex
+        // does not occur among the `WINDOW` triangles before, one array per coordinate
+        // (`start[k]` = index of slot k's first kept corner). A node over slots `[f, l]` fits all corners of its
+        // first `WINDOW` triangles and the kept corners after them: every skipped corner repeats
+        // a vertex of an earlier slot of the same node, so the point set is unchanged (a vertex
+        // is shared by ~6 triangles, so this drops most repeats).
+        let faces = mesh.faces();
+        let mut tris: Vec<[glam::Vec3; 3]> = Vec::with_capacity(n);
+        let mut keep: Vec<u8> = Vec::with_capacity(n); // bit c: corner c is kept
+        let mut start: Vec<u32> = Vec::with_capacity(n + 1);
+        let mut recent = [u32::MAX; 3 * WINDOW];
         let mut prefix = Vec::with_capacity(n + 1);
-        prefix.push(Moments::default());
-        for t in points.chunks_exact(3) {
-            let last = *prefix.last().expect("non-empty");
-            let m3 = Moments::from_points(t);
-            prefix.push(m3.add(&last));
+        let mut last = Moments::default();
+        prefix.push(last);
+        let mut kept = 0u32;
+        for (k, leaf) in nodes[first_leaf..].iter().enumerate() {
+            let face = faces[leaf.left as usize];
+            let t32 = mesh.triangle(leaf.left as usize);
+            tris.push(t32);
+            start.push(kept);
+            let mut bits = 0u8;
+            for (c, v) in face.iter().enumerate() {
+                if !recent.contains(v) {
+                    bits |= 1 << c;
+                    kept += 1;
+                }
+            }
+            keep.push(bits);
+            let slot = 3 * (k % WINDOW);
+            recent[slot..slot + 3].copy_from_slice(&face);
+            last = Moments::from_points(&t32.map(|p| p.as_dvec3())).add(&last);
+            prefix.push(last);
         }
+        start.push(kept);
+        // The kept corners, one block per coordinate.
+        let kept = kept as usize;
+        let mut compact = vec![0.0f64; 3 * kept];
+        let mut at = 0;
+        for (t, &bits) in tris.iter().zip(&keep) {
+            for (c, p) in t.iter().enumerate() {
+                if bits & (1 << c) != 0 {
+                    compact[at] = f64::from(p.x);
+                    compact[kept + at] = f64::from(p.y);
+                    compact[2 * kept + at] = f64::from(p.z);
+                    at += 1;
+                }
+            }
+        }
+        drop(keep);
+        let (cx, rest) = compact.split_at(kept);
+        let (cy, cz) = rest.split_at(kept);
+        let leaf_triangle = |slot: usize| tris[slot].map(|p| p.as_dvec3());
         let ranges = leaf_ranges(topology);
         let frame_of = |i: usize| {
             let (f, l) = ranges[i];
@@ -161,13 +204,27 @@ impl<B: BoundingVolume> BvTree<B> {
         let fit_node = |i: usize| -> BvTreeNode<B> {
             let (f, l) = ranges[i];
             let bv = if i >= first_leaf {
-                let t = &points[3 * f as usize..3 * f as usize + 3];
-                B::fit_triangle(&[t[0], t[1], t[2]])
+                B::fit_triangle(&leaf_triangle(f as usize))
             } else if (l - f) as usize >= FIT_LEAVES {
                 placeholder // merged below
             } else {
-                let pts = &points[3 * f as usize..3 * (l as usize + 1)];
-                B::fit_in_frame(pts, &frame_of(i))
+                let (f, l) = (f as usize, l as usize);
+                let head = f + WINDOW.min(l + 1 - f); // first slot past the full corners
+                let mut hx = [0.0; 3 * WINDOW];
+                let mut hy = [0.0; 3 * WINDOW];
+                let mut hz = [0.0; 3 * WINDOW];
+                for (j, slot) in (f..head).enumerate() {
+                    for (c, p) in leaf_triangle(slot).into_iter().enumerate() {
+                        (hx[3 * j + c], hy[3 * j + c], hz[3 * j + c]) = (p.x, p.y, p.z);
+                    }
+                }
+                let h = 3 * (head - f);
+                let kept = start[head] as usize..start[l + 1] as usize;
+                let parts = [
+                    [&hx[..h], &hy[..h], &hz[..h]],
+                    [&cx[kept.clone()], &cy[kept.clone()], &cz[kept]],
+                ];
+                B::fit_in_frame_soa(&parts, &frame_of(i))
             };
             BvTreeNode {
                 bv,

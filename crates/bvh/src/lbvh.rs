@@ -171,8 +171,7 @@ pub fn hierarchy(codes: &[u64], order: &[u32]) -> Bvh {
 /// assert_eq!(bvh.root_aabb(), Aabb { min: [0.0; 3], max: [3.5; 3] });
 /// ```
 pub fn build_from_aabbs(boxes: &[Aabb]) -> Bvh {
-    let codes = morton_codes(boxes);
-    let (codes, order) = sort_codes(&codes);
+    let (codes, order) = crate::sort::sort_codes_owned(morton_codes(boxes));
     // Same nodes as `hierarchy` + `refit`, in one top-down pass (see `topdown`).
     crate::topdown::build_sorted(&codes, &order, boxes)
 }

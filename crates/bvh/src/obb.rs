@@ -2,7 +2,7 @@
 
 use glam::{DMat3, DVec3};
 
-use crate::bounding_volume::{map_frame, BoundingVolume, Moments};
+use crate::bounding_volume::{map_frame, BoundingVolume, CoordSlices, Moments};
 
 /// A closed oriented box `{c + Σ x_i a_i : |x_i| ≤ h_i}`, 120 bytes.
 #[repr(C)]
@@ -66,6 +66,19 @@ impl Obb {
     }
 }
 
+impl Obb {
+    /// The fitted box from the local extents `[lo, hi]` in `frame`.
+    fn from_local_box(frame: &DMat3, lo: DVec3, hi: DVec3) -> Self {
+        let mid = (lo + hi) * 0.5;
+        let scale = lo.abs().max(hi.abs()).max_element();
+        Self {
+            center: *frame * mid,
+            axes: *frame,
+            half_extents: (hi - lo) * (0.5 * (1.0 + SLACK)) + DVec3::splat(SLACK * 2.0 * scale),
+        }
+    }
+}
+
 impl BoundingVolume for Obb {
     fn fit_in_frame(points: &[DVec3], frame: &DMat3) -> Self {
         if points.is_empty() {
@@ -83,13 +96,26 @@ impl BoundingVolume for Obb {
                 (lo.min(q), hi.max(q))
             },
         );
-        let mid = (lo + hi) * 0.5;
-        let scale = lo.abs().max(hi.abs()).max_element();
-        Self {
-            center: *frame * mid,
-            axes: *frame,
-            half_extents: (hi - lo) * (0.5 * (1.0 + SLACK)) + DVec3::splat(SLACK * 2.0 * scale),
+        Self::from_local_box(frame, lo, hi)
+    }
+
+    fn fit_in_frame_soa(parts: &[CoordSlices<'_>], frame: &DMat3) -> Self {
+        let ft = frame.transpose();
+        let mut lo = DVec3::splat(f64::INFINITY);
+        let mut hi = DVec3::splat(f64::NEG_INFINITY);
+        let mut any = false;
+        for [xs, ys, zs] in parts {
+            for ((&x, &y), &z) in xs.iter().zip(ys.iter()).zip(zs.iter()) {
+                let q = ft * DVec3::new(x, y, z);
+                lo = lo.min(q);
+                hi = hi.max(q);
+                any = true;
+            }
         }
+        if !any {
+            return Self::fit_in_frame(&[], frame);
+        }
+        Self::from_local_box(frame, lo, hi)
     }
 
     fn merge(&self, o: &Self) -> Self {

@@ -3,7 +3,8 @@
 //! Leaf box = the primitive's box; internal box = merge of the children. Min/max never round,
 //! so the boxes are bit-identical whatever the visiting order; the GPU kernel walks up from the
 //! leaves with one atomic visit flag per internal node, the CPU version here recurses top-down
-//! and merges on the way back, splitting the work with `rayon::join`.
+//! and merges on the way back, splitting the work with `rayon::join`. Leaf boxes are computed
+//! where the recursion reaches the leaf (one pass over the node array, no atomics).
 //!
 //! It relies on a property of Karras trees: the internal nodes below internal node `i` covering
 //! leaves `[f, l]` are exactly the indices `[f, l-1]` when `i == f` and `[f+1, l]` when `i == l`.
@@ -15,6 +16,8 @@ use rayon::prelude::*;
 
 use crate::{Aabb, Bvh, BvhNode, LEAF};
 
+/// Subtrees with fewer leaves than this refit all their leaves in one loop first.
+const LEAF_BATCH: usize = 256;
 /// Subtrees with more leaves than this are refitted in parallel (both halves).
 const PAR_LEAVES: usize = 1 << 12;
 /// Deeper than any tree built by [`crate::lbvh`] (prefix lengths grow strictly downwards and
@@ -131,54 +134,82 @@ where
     }
     let n = total.div_ceil(2);
     let (internal, leaves) = bvh.nodes.split_at_mut(n - 1);
-    let set_leaf = |(k, leaf): (usize, &mut BvhNode)| {
-        if leaf.right != LEAF || leaf.left as usize >= count {
-            return Err(RefitError::PrimitiveOutOfRange {
-                node: n - 1 + k,
-                primitive: leaf.left,
-                count,
-            });
-        }
-        leaf.aabb = leaf_box(leaf.left);
-        Ok(())
+    let ctx = Ctx {
+        n1: n - 1,
+        count,
+        leaf_box,
     };
-    if n < PAR_LEAVES {
-        leaves.iter_mut().enumerate().try_for_each(set_leaf)?;
-    } else {
-        leaves
-            .par_iter_mut()
-            .with_min_len(4096)
-            .enumerate()
-            .try_for_each(set_leaf)?;
+    if n == 1 {
+        ctx.leaf(leaves, 0, 0).map_err(|e| *e)?;
+        return Ok(());
     }
-    if n > 1 {
-        let leaves: &[BvhNode] = leaves;
-        refit_subtree(internal, 0, 0, n - 1, false, leaves, 0).map_err(|e| *e)?;
-    }
+    refit_subtree(&ctx, internal, leaves, 0, n - 1, false, 0, false).map_err(|e| *e)?;
     Ok(())
 }
 
+/// Inputs shared by the whole recursion.
+struct Ctx<F> {
+    /// Index of the first leaf node (`n - 1`).
+    n1: usize,
+    /// Number of primitives.
+    count: usize,
+    /// Box of a primitive.
+    leaf_box: F,
+}
+
+impl<F: Fn(u32) -> Aabb> Ctx<F> {
+    /// Refits leaf slot `slot`, stored at `leaves[at]`.
+    #[inline]
+    fn leaf(
+        &self,
+        leaves: &mut [BvhNode],
+        at: usize,
+        slot: usize,
+    ) -> Result<Aabb, Box<RefitError>> {
+        let leaf = &mut leaves[at];
+        if leaf.right != LEAF || leaf.left as usize >= self.count {
+            return Err(Box::new(RefitError::PrimitiveOutOfRange {
+                node: self.n1 + slot,
+                primitive: leaf.left,
+                count: self.count,
+            }));
+        }
+        leaf.aabb = (self.leaf_box)(leaf.left);
+        Ok(leaf.aabb)
+    }
+}
+
 /// Refits the subtree covering leaf slots `[first, last]` whose internal nodes are `nodes`
-/// (global indices from `base`), its root at the end of the slice when `root_at_end`.
-fn refit_subtree(
+/// (its root at the end of the slice when `root_at_end`, else at the start) and whose leaves are
+/// `leaves`. Leaves are refitted where the recursion meets them, so every node is read and
+/// written once, in an order that walks the node array forwards within every subtree.
+/// `leaves_done`: the leaves of this subtree already hold their boxes.
+#[allow(clippy::too_many_arguments)]
+fn refit_subtree<F: Fn(u32) -> Aabb + Sync>(
+    ctx: &Ctx<F>,
     nodes: &mut [BvhNode],
-    base: usize,
+    leaves: &mut [BvhNode],
     first: usize,
     last: usize,
     root_at_end: bool,
-    leaves: &[BvhNode],
     depth: u32,
+    leaves_done: bool,
 ) -> Result<Aabb, Box<RefitError>> {
-    let n1 = leaves.len() - 1;
+    let n1 = ctx.n1;
+    // Small subtrees refit their leaves first, in one branch-light loop (the primitive reads are
+    // random; this keeps many of them in flight), then merge from the cached leaf boxes.
+    let batch = !leaves_done && last - first < LEAF_BATCH;
+    if batch {
+        for (at, slot) in (first..=last).enumerate() {
+            ctx.leaf(leaves, at, slot)?;
+        }
+    }
+    let leaves_done = leaves_done || batch;
+    let root_index = if root_at_end { last } else { first };
     let split = if root_at_end {
         nodes.split_last_mut()
     } else {
         nodes.split_first_mut()
-    };
-    let root_index = if root_at_end {
-        base + (last - first - 1)
-    } else {
-        base
     };
     let Some((root, rest)) = split else {
         return Err(Box::new(RefitError::BadChildren {
@@ -193,44 +224,67 @@ fn refit_subtree(
         return Err(Box::new(RefitError::TooDeep { node: root_index }));
     }
     let (left, right) = (root.left as usize, root.right as usize);
-    let bad = || {
-        Box::new(RefitError::BadChildren {
+    // Split slot γ from the left child: leaf γ (then γ == first) or internal node γ.
+    let left_is_leaf = left >= n1;
+    let gamma = if left_is_leaf { left - n1 } else { left };
+    let right_is_leaf = gamma + 1 == last;
+    let right_expected = if right_is_leaf { n1 + last } else { gamma + 1 };
+    if gamma < first
+        || gamma >= last
+        || left_is_leaf != (gamma == first)
+        || right != right_expected
+        || rest.len() != last - first - 1
+    {
+        return Err(Box::new(RefitError::BadChildren {
             node: root_index,
             first,
             last,
             left: left as u32,
             right: right as u32,
-        })
-    };
-    // Split slot γ from the left child: leaf γ (then γ == first) or internal node γ.
-    let gamma = if left >= n1 { left - n1 } else { left };
-    let left_is_leaf = left >= n1;
-    if gamma < first || gamma >= last || left_is_leaf != (gamma == first) {
-        return Err(bad());
-    }
-    let right_expected = if gamma + 1 == last {
-        n1 + last
-    } else {
-        gamma + 1
-    };
-    if right != right_expected || rest.len() != last - first - 1 {
-        return Err(bad());
+        }));
     }
     // `rest` holds the internal nodes [first+1, last-1]: left subtree [first+1, γ], right
-    // subtree [γ+1, last-1].
+    // subtree [γ+1, last-1]; `leaves` the slots [first, last].
     let (lpart, rpart) = rest.split_at_mut(gamma - first);
-    let mut do_left = move || -> Result<Aabb, Box<RefitError>> {
+    let (lleaves, rleaves) = leaves.split_at_mut(gamma + 1 - first);
+    let mut do_left = move || {
         if left_is_leaf {
-            Ok(leaves[gamma].aabb)
+            if leaves_done {
+                Ok(lleaves[0].aabb)
+            } else {
+                ctx.leaf(lleaves, 0, gamma)
+            }
         } else {
-            refit_subtree(lpart, first + 1, first, gamma, true, leaves, depth + 1)
+            refit_subtree(
+                ctx,
+                lpart,
+                lleaves,
+                first,
+                gamma,
+                true,
+                depth + 1,
+                leaves_done,
+            )
         }
     };
-    let mut do_right = move || -> Result<Aabb, Box<RefitError>> {
-        if gamma + 1 == last {
-            Ok(leaves[last].aabb)
+    let mut do_right = move || {
+        if right_is_leaf {
+            if leaves_done {
+                Ok(rleaves[0].aabb)
+            } else {
+                ctx.leaf(rleaves, 0, last)
+            }
         } else {
-            refit_subtree(rpart, gamma + 1, gamma + 1, last, false, leaves, depth + 1)
+            refit_subtree(
+                ctx,
+                rpart,
+                rleaves,
+                gamma + 1,
+                last,
+                false,
+                depth + 1,
+                leaves_done,
+            )
         }
     };
     let (lb, rb) = if last - first > PAR_LEAVES {

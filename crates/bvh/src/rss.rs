@@ -8,7 +8,9 @@
 use glam::{DMat3, DVec2, DVec3};
 use gprox_geometry::tri_distance::segment_segment_closest;
 
-use crate::bounding_volume::{map_frame, stretch, triangle_frame, BoundingVolume, Moments};
+use crate::bounding_volume::{
+    map_frame, stretch, triangle_frame, BoundingVolume, CoordSlices, Moments,
+};
 
 /// A rectangle swept sphere, 120 bytes: the rectangle
 /// `{center + x a0 + y a1 : |x| ≤ half_lengths.x, |y| ≤ half_lengths.y}` (a0, a1 = first two
@@ -29,7 +31,54 @@ pub struct Rss {
 /// Relative slack added to fitted sizes to absorb rounding.
 const SLACK: f64 = 8.0 * f64::EPSILON;
 
+/// Independent accumulators of the vectorisable fitting loops (one SSE2 register each).
+const LANES: usize = 2;
+
+/// `min` as one compare-and-select (`minpd`); the fitted points are finite.
+#[inline(always)]
+fn min_f(a: f64, b: f64) -> f64 {
+    if b < a {
+        b
+    } else {
+        a
+    }
+}
+
+/// `max` as one compare-and-select (`maxpd`); the fitted points are finite.
+#[inline(always)]
+fn max_f(a: f64, b: f64) -> f64 {
+    if b > a {
+        b
+    } else {
+        a
+    }
+}
+
 impl Rss {
+    /// The fitted volume from the local extents `[u_lo, u_hi, v_lo, v_hi]` of the rim-shrunk
+    /// rectangle, the mid-plane height `wc` and the half thickness `r` (frame coordinates).
+    fn from_local_extents(frame: &DMat3, uv: [f64; 4], wc: f64, r: f64) -> Self {
+        let [mut ulo, mut uhi, mut vlo, mut vhi] = uv;
+        // A rectangle shrunk past itself degenerates to its mid line; points are then within
+        // `rim/√2` of it along that axis as well.
+        if ulo > uhi {
+            let m = (ulo + uhi) * 0.5;
+            (ulo, uhi) = (m, m);
+        }
+        if vlo > vhi {
+            let m = (vlo + vhi) * 0.5;
+            (vlo, vhi) = (m, m);
+        }
+        let mid = DVec3::new((ulo + uhi) * 0.5, (vlo + vhi) * 0.5, wc);
+        let scale = mid.abs().max_element() + (uhi - ulo) + (vhi - vlo) + r;
+        Self {
+            center: *frame * mid,
+            axes: *frame,
+            half_lengths: DVec2::new((uhi - ulo) * 0.5, (vhi - vlo) * 0.5),
+            radius: r * (1.0 + SLACK) + SLACK * 4.0 * scale,
+        }
+    }
+
     /// The 4 rectangle corners (bit 0: `+a0`, bit 1: `+a1`).
     pub fn corners(&self) -> [DVec3; 4] {
         std::array::from_fn(|i| {
@@ -163,24 +212,102 @@ impl BoundingVolume for Rss {
             vlo = vlo.min(q.y + rim);
             vhi = vhi.max(q.y - rim);
         }
-        // A rectangle shrunk past itself degenerates to its mid line; points are then within
-        // `rim/√2` of it along that axis as well.
-        if ulo > uhi {
-            let m = (ulo + uhi) * 0.5;
-            (ulo, uhi) = (m, m);
+        Self::from_local_extents(frame, [ulo, uhi, vlo, vhi], wc, r)
+    }
+
+    fn fit_in_frame_soa(parts: &[CoordSlices<'_>], frame: &DMat3) -> Self {
+        // Local coordinates exactly as `ft * p` computes them (column sums in the same order).
+        let ft = frame.transpose();
+        let (c0, c1, c2) = (ft.x_axis, ft.y_axis, ft.z_axis);
+        let w_of = |x: f64, y: f64, z: f64| c0.z * x + c1.z * y + c2.z * z;
+        let uv_of = |x: f64, y: f64, z: f64| {
+            (
+                c0.x * x + c1.x * y + c2.x * z,
+                c0.y * x + c1.y * y + c2.y * z,
+            )
+        };
+        // Pass 1: the extent along the normal, in LANES independent accumulators.
+        let mut lo = [f64::INFINITY; LANES];
+        let mut hi = [f64::NEG_INFINITY; LANES];
+        let mut count = 0;
+        for [xs, ys, zs] in parts {
+            let n = xs.len().min(ys.len()).min(zs.len());
+            count += n;
+            for ((x, y), z) in xs[..n]
+                .chunks(LANES)
+                .zip(ys[..n].chunks(LANES))
+                .zip(zs[..n].chunks(LANES))
+            {
+                if x.len() == LANES {
+                    for j in 0..LANES {
+                        let w = w_of(x[j], y[j], z[j]);
+                        lo[j] = min_f(lo[j], w);
+                        hi[j] = max_f(hi[j], w);
+                    }
+                } else {
+                    for j in 0..x.len() {
+                        let w = w_of(x[j], y[j], z[j]);
+                        lo[j] = min_f(lo[j], w);
+                        hi[j] = max_f(hi[j], w);
+                    }
+                }
+            }
         }
-        if vlo > vhi {
-            let m = (vlo + vhi) * 0.5;
-            (vlo, vhi) = (m, m);
+        if count == 0 {
+            return Self::fit_in_frame(&[], frame);
         }
-        let mid = DVec3::new((ulo + uhi) * 0.5, (vlo + vhi) * 0.5, wc);
-        let scale = mid.abs().max_element() + (uhi - ulo) + (vhi - vlo) + r;
-        Self {
-            center: *frame * mid,
-            axes: *frame,
-            half_lengths: DVec2::new((uhi - ulo) * 0.5, (vhi - vlo) * 0.5),
-            radius: r * (1.0 + SLACK) + SLACK * 4.0 * scale,
+        let (mut wlo, mut whi) = (f64::INFINITY, f64::NEG_INFINITY);
+        for j in 0..LANES {
+            wlo = min_f(wlo, lo[j]);
+            whi = max_f(whi, hi[j]);
         }
+        let r = (whi - wlo) * 0.5;
+        let wc = (whi + wlo) * 0.5;
+        let r2 = r * r;
+        // Pass 2: the rectangle, shrunk by the rim (see `fit_in_frame`).
+        let mut acc = [[
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        ]; LANES];
+        let step = |a: &mut [f64; 4], x: f64, y: f64, z: f64| {
+            let (u, v) = uv_of(x, y, z);
+            let dw = w_of(x, y, z) - wc;
+            let rim = ((r2 - dw * dw).max(0.0) * 0.5).sqrt();
+            a[0] = min_f(a[0], u + rim);
+            a[1] = max_f(a[1], u - rim);
+            a[2] = min_f(a[2], v + rim);
+            a[3] = max_f(a[3], v - rim);
+        };
+        for [xs, ys, zs] in parts {
+            let n = xs.len().min(ys.len()).min(zs.len());
+            for ((x, y), z) in xs[..n]
+                .chunks(LANES)
+                .zip(ys[..n].chunks(LANES))
+                .zip(zs[..n].chunks(LANES))
+            {
+                if x.len() == LANES {
+                    for j in 0..LANES {
+                        step(&mut acc[j], x[j], y[j], z[j]);
+                    }
+                } else {
+                    for j in 0..x.len() {
+                        step(&mut acc[j], x[j], y[j], z[j]);
+                    }
+                }
+            }
+        }
+        let mut uv = acc[0];
+        for a in &acc[1..] {
+            uv = [
+                min_f(uv[0], a[0]),
+                max_f(uv[1], a[1]),
+                min_f(uv[2], a[2]),
+                max_f(uv[3], a[3]),
+            ];
+        }
+        Self::from_local_extents(frame, uv, wc, r)
     }
 
     fn merge(&self, o: &Self) -> Self {

@@ -29,8 +29,12 @@ const PAR_MIN: usize = 1 << 15;
 /// assert_eq!(order, vec![3, 1, 0, 2]);
 /// ```
 pub fn sort_codes(codes: &[u64]) -> (Vec<u64>, Vec<u32>) {
-    let mut keys = codes.to_vec();
-    let mut values: Vec<u32> = (0..codes.len() as u32).collect();
+    sort_codes_owned(codes.to_vec())
+}
+
+/// [`sort_codes`] sorting the given vector in place.
+pub(crate) fn sort_codes_owned(mut keys: Vec<u64>) -> (Vec<u64>, Vec<u32>) {
+    let mut values: Vec<u32> = (0..keys.len() as u32).collect();
     sort_pairs(&mut keys, &mut values);
     (keys, values)
 }

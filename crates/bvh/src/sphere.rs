@@ -2,7 +2,7 @@
 
 use glam::{DMat3, DVec3};
 
-use crate::bounding_volume::{stretch, BoundingVolume};
+use crate::bounding_volume::{soa_points, stretch, BoundingVolume, CoordSlices};
 
 /// A closed ball, 32 bytes.
 #[repr(C)]
@@ -57,6 +57,10 @@ impl BoundingVolume for Sphere {
 
     fn fit_points(points: &[DVec3]) -> Self {
         Self::from_points(points)
+    }
+
+    fn fit_in_frame_soa(parts: &[CoordSlices<'_>], _frame: &DMat3) -> Self {
+        Self::from_points(&soa_points(parts))
     }
 
     fn merge(&self, o: &Self) -> Self {

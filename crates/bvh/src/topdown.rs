@@ -10,6 +10,15 @@
 //! bit-identical to the staged build (a test checks it). Subtrees own contiguous slices of the
 //! node and parent arrays (see [`crate::refit`]), so the recursion splits `&mut` slices and runs
 //! big halves in parallel with `rayon::join`.
+//!
+//! Below [`PAR_LEAVES`] leaves a subtree is built by one left-to-right scan instead
+//! ([`stream`]): the radix tree is the Cartesian tree of the adjacent prefix lengths
+//! `d_k = δ(k, k+1)` (the split of a node is the unique minimum of `d` over its range), so a stack
+//! of the open right spine builds it in O(n) with sequential reads and nearby writes. A finished
+//! node `[f, l]` knows both neighbouring `d` values, hence whether its parent lies to the right
+//! (it is a left child: Karras index `l`) or to the left (a right child: index `f`).
+
+use rayon::prelude::*;
 
 use crate::lbvh::delta;
 use crate::{Aabb, Bvh, BvhNode, LEAF};
@@ -42,14 +51,20 @@ pub(crate) fn build_sorted(codes: &[u64], order: &[u32], boxes: &[Aabb]) -> Bvh 
             parents: Vec::new(),
         };
     }
+    // Every node and every parent entry but the root's is written below. The parents come
+    // zeroed straight from the allocator (no initialisation pass); the nodes are filled in
+    // parallel, so the page faults of a large tree are shared by the threads.
     let blank = BvhNode {
         aabb: Aabb::EMPTY,
         left: 0,
         right: LEAF,
     };
-    let mut nodes = vec![blank; 2 * n - 1];
-    // Every entry but the root's is written below; zeroed memory comes straight from the
-    // allocator (no initialisation pass).
+    let mut nodes = Vec::with_capacity(2 * n - 1);
+    if n > PAR_LEAVES {
+        nodes.par_extend(rayon::iter::repeat_n(blank, 2 * n - 1));
+    } else {
+        nodes.resize(2 * n - 1, blank);
+    }
     let mut parents = vec![0u32; 2 * n - 1];
     parents[0] = LEAF;
     let ctx = Ctx {
@@ -87,6 +102,9 @@ fn leaf(ctx: &Ctx<'_>, slot: usize) -> BvhNode {
 /// of `part.internal` when `root_at_end` (a left child: index `l`), else at the start (index
 /// `f`). Returns the root's box.
 fn subtree(ctx: &Ctx<'_>, part: Part<'_>, f: usize, l: usize, root_at_end: bool) -> Aabb {
+    if l - f <= PAR_LEAVES {
+        return stream(ctx, part, f, l, root_at_end);
+    }
     let n1 = ctx.codes.len() - 1;
     let index = if root_at_end { l } else { f } as u32;
     // Split: the last m in [f, l-1] sharing more than δ(f, l) leading bits with f.
@@ -132,7 +150,7 @@ fn subtree(ctx: &Ctx<'_>, part: Part<'_>, f: usize, l: usize, root_at_end: bool)
     let (lpar, rpar) = rest_parents.split_at_mut(gamma - f);
     let (lleaves, rleaves) = leaves.split_at_mut(gamma - f + 1);
     let (llp, rlp) = leaf_parents.split_at_mut(gamma - f + 1);
-    let mut go_left = move || {
+    let go_left = move || {
         if left_leaf {
             lleaves[0] = leaf(ctx, gamma);
             llp[0] = index;
@@ -149,7 +167,7 @@ fn subtree(ctx: &Ctx<'_>, part: Part<'_>, f: usize, l: usize, root_at_end: bool)
             subtree(ctx, part, f, gamma, true)
         }
     };
-    let mut go_right = move || {
+    let go_right = move || {
         if right_leaf {
             rleaves[0] = leaf(ctx, l);
             rlp[0] = index;
@@ -166,11 +184,109 @@ fn subtree(ctx: &Ctx<'_>, part: Part<'_>, f: usize, l: usize, root_at_end: bool)
             subtree(ctx, part, gamma + 1, l, false)
         }
     };
-    let (lb, rb) = if l - f > PAR_LEAVES {
-        rayon::join(go_left, go_right)
-    } else {
-        (go_left(), go_right())
-    };
+    let (lb, rb) = rayon::join(go_left, go_right);
     root.aabb = lb.merge(&rb);
     root.aabb
+}
+
+/// One open subtree on the stack of [`stream`]: first leaf slot, node index, box, and the
+/// prefix length `d` at its right end (valid once the next leaf is pushed).
+#[derive(Clone, Copy)]
+struct Open {
+    first: u32,
+    node: u32,
+    sep: i32,
+    aabb: Aabb,
+}
+
+/// Builds the subtree over leaf slots `[f, l]` (`f < l`) by one left-to-right scan (see the
+/// module docs); same output and contract as [`subtree`].
+fn stream(ctx: &Ctx<'_>, part: Part<'_>, f: usize, l: usize, root_at_end: bool) -> Aabb {
+    let codes = ctx.codes;
+    let n1 = codes.len() - 1;
+    let Part {
+        internal,
+        internal_parents,
+        leaves,
+        leaf_parents,
+    } = part;
+    // Global index of the first entry of `internal` / `internal_parents`.
+    let ibase = if root_at_end { f + 1 } else { f };
+    let root_index = if root_at_end { l } else { f };
+    let mut stack: Vec<Open> = Vec::with_capacity(128);
+    // Writes internal node `index` over `left` | `right` and returns it as an open subtree.
+    let mut join = |left: &Open, right: &Open, index: usize| -> Open {
+        let aabb = left.aabb.merge(&right.aabb);
+        internal[index - ibase] = BvhNode {
+            aabb,
+            left: left.node,
+            right: right.node,
+        };
+        for child in [left.node as usize, right.node as usize] {
+            if child >= n1 {
+                leaf_parents[child - n1 - f] = index as u32;
+            } else {
+                internal_parents[child - ibase] = index as u32;
+            }
+        }
+        Open {
+            first: left.first,
+            node: index as u32,
+            sep: 0,
+            aabb,
+        }
+    };
+    // Leaves first, in one branch-free gather loop (the box reads are random; keeping them
+    // out of the scan below lets many of them be in flight at once).
+    for (k, out) in (f..=l).zip(leaves.iter_mut()) {
+        *out = leaf(ctx, k);
+    }
+    let leaves: &[BvhNode] = leaves;
+    let push_leaf = |k: usize| -> Open {
+        Open {
+            first: k as u32,
+            node: (n1 + k) as u32,
+            sep: 0,
+            aabb: leaves[k - f].aabb,
+        }
+    };
+    let mut cur = push_leaf(f);
+    let mut next_code = codes[f];
+    for k in f..l {
+        // d_k = δ(k, k+1), with the duplicate-code tie break.
+        let code = next_code;
+        next_code = codes[k + 1];
+        let x = code ^ next_code;
+        let dk = if x != 0 {
+            x.leading_zeros() as i32
+        } else {
+            64 + ((k as u32) ^ (k as u32 + 1)).leading_zeros() as i32
+        };
+        // Close every subtree whose split (the separator below it) is deeper than d_k.
+        while let Some(prev) = stack.last().copied() {
+            if prev.sep < dk {
+                break;
+            }
+            stack.pop();
+            // Node [prev.first, k]: a left child when d_k exceeds its left neighbour's d
+            // (always true at the scan's left end, whose outer d is below every inner one).
+            let is_left = stack.last().is_none_or(|pp| dk > pp.sep);
+            let index = if is_left { k } else { prev.first as usize };
+            cur = join(&prev, &cur, index);
+        }
+        cur.sep = dk;
+        stack.push(cur);
+        cur = push_leaf(k + 1);
+    }
+    // The outer d on the right is below every inner one: the rest are right children, up to
+    // the subtree's own root.
+    while let Some(prev) = stack.pop() {
+        let index = if stack.is_empty() {
+            root_index
+        } else {
+            prev.first as usize
+        };
+        cur = join(&prev, &cur, index);
+    }
+    cur.aabb
 }

@@ -3,7 +3,7 @@
 //! of the rectangles' triangle halves.
 
 use glam::{DMat3, DQuat, DVec2, DVec3, Mat3, Quat, Vec3};
-use gprox_bvh::bounding_volume::{BoundingVolume, Moments};
+use gprox_bvh::bounding_volume::{BoundingVolume, CoordSlices, Moments};
 use gprox_bvh::obb::Obb;
 use gprox_bvh::rss::{rect_distance, Rss};
 use gprox_bvh::sphere::Sphere;
@@ -118,8 +118,38 @@ fn containment<B: BoundingVolume>(
     Ok(())
 }
 
+/// `fit_in_frame_soa` over the points cut into two coordinate-slice parts equals
+/// `fit_in_frame` over all of them (the tree builder relies on it).
+fn soa_fit_matches<B: BoundingVolume + PartialEq>(
+    pts: &[DVec3],
+    cut: usize,
+) -> Result<(), TestCaseError> {
+    let frame = Moments::from_points(pts).frame();
+    let xs: Vec<f64> = pts.iter().map(|p| p.x).collect();
+    let ys: Vec<f64> = pts.iter().map(|p| p.y).collect();
+    let zs: Vec<f64> = pts.iter().map(|p| p.z).collect();
+    let c = cut % (pts.len() + 1);
+    let parts: [CoordSlices<'_>; 2] = [
+        [&xs[..c], &ys[..c], &zs[..c]],
+        [&xs[c..], &ys[c..], &zs[c..]],
+    ];
+    prop_assert_eq!(
+        B::fit_in_frame_soa(&parts, &frame),
+        B::fit_in_frame(pts, &frame)
+    );
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn soa_fits_match_point_fits(a in tris(), cut in 0usize..40) {
+        let p = points(&a);
+        soa_fit_matches::<Rss>(&p, cut)?;
+        soa_fit_matches::<Obb>(&p, cut)?;
+        soa_fit_matches::<Sphere>(&p, cut)?;
+    }
 
     #[test]
     fn rss_contains_and_bounds(a in tris(), b in tris(), off in pt(), pose in pose()) {

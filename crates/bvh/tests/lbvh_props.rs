@@ -303,3 +303,25 @@ fn large_parallel_build_matches_sequential_oracles() {
     }
     exact(&bvh, &boxes, 0);
 }
+
+#[test]
+fn large_build_with_duplicate_codes_matches_staged() {
+    // Many primitives on few cells: long runs of equal codes, split by the index tie break,
+    // through both the parallel top-down levels and the one-pass scan below them.
+    let n = 60_000usize;
+    let boxes: Vec<Aabb> = (0..n)
+        .map(|i| {
+            let c = [(i % 7) as f32, ((i / 7) % 5) as f32, ((i * 31) % 3) as f32];
+            Aabb {
+                min: c,
+                max: [c[0] + 0.5, c[1], c[2] + 0.25],
+            }
+        })
+        .collect();
+    let bvh = lbvh::build_from_aabbs(&boxes);
+    let (sorted, order) = lbvh::sort_codes(&lbvh::morton_codes(&boxes));
+    assert_eq!(tree_ranges(&bvh), radix_oracle(&sorted));
+    let mut staged = lbvh::hierarchy(&sorted, &order);
+    refit::refit(&mut staged, &boxes).unwrap();
+    assert_eq!(staged, bvh);
+}
