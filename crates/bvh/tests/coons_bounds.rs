@@ -208,3 +208,29 @@ fn leaf_coons_patches_are_within_epsilon_on_samples() {
     }
     assert_eq!(leaves, bvh.leaf_count);
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Cached basis values change no bound (equal values), at every level of a random descent.
+    #[test]
+    fn cached_bounds_equal_direct_bounds(
+        s in surface_strategy(),
+        eps in 5e-3f64..5e-2,
+        path in prop::collection::vec(any::<bool>(), 64),
+    ) {
+        let surfaces = vec![s];
+        let bvh = CoonsBvh::build(&surfaces, &CoonsOptions { epsilon: eps, ..Default::default() }).unwrap();
+        let mut direct = bvh.clone();
+        direct.basis = gprox_geometry::freeform::basis_cache::BasisCache::default();
+        let mut cell = bvh.root_cells(&surfaces)[0];
+        let mut step = 0;
+        loop {
+            let (x, y) = (bvh.bound(&surfaces, &cell), direct.bound(&surfaces, &cell));
+            prop_assert_eq!(x, y);
+            let Some(kids) = bvh.children(&surfaces, &cell) else { break };
+            cell = kids[usize::from(path[step % path.len()])];
+            step += 1;
+        }
+    }
+}

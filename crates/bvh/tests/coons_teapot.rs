@@ -24,8 +24,12 @@ fn teapot_table_is_consistent() {
         assert!(w[1].coons_patches >= w[0].coons_patches);
         assert!(w[1].bytes >= w[0].bytes);
     }
+    // At least one Coons patch per (merged) surface; at low precision there may be fewer
+    // patches than the 32 Bézier pieces (paper §3: 44 patches from 160 Bézier surfaces at 1e-2).
+    let surfaces =
+        gprox_geometry::freeform::merge::merge_adjacent(&gprox_geometry::freeform::teapot());
     for r in &rows {
-        assert!(r.coons_patches >= 32 && r.bilinear >= r.coons_patches as u64);
+        assert!(r.coons_patches >= surfaces.len() && r.bilinear >= r.coons_patches as u64);
     }
 }
 

@@ -1,36 +1,14 @@
 //! Spline evaluation against the OpenCASCADE reference samples in `shared/data/nurbs`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use gprox_geometry::freeform::{load_nurbs_json, NurbsSurface, ParamRect};
 use gprox_geometry::glam::DVec3;
 use serde_json::Value;
 
-fn data_dir() -> Option<PathBuf> {
-    let d = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/nurbs");
-    if d.is_dir() {
-        Some(d)
-    } else {
-        eprintln!("note: {} is absent; skipping", d.display());
-        None
-    }
-}
-
-fn surface_files(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            p.extension().is_some_and(|e| e == "json")
-                && !matches!(
-                    p.file_name().and_then(|n| n.to_str()),
-                    Some("pairs.json" | "index.json")
-                )
-        })
-        .collect();
-    v.sort();
-    v
-}
+#[path = "common/nurbs_data.rs"]
+mod nurbs_data;
+use nurbs_data::{nurbs_dir, surface_files};
 
 fn v3(v: &Value) -> DVec3 {
     let a: Vec<f64> = v
@@ -48,7 +26,7 @@ fn rel_err(got: DVec3, want: DVec3, scale: f64) -> f64 {
 
 #[test]
 fn samples_match_occt() {
-    let Some(dir) = data_dir() else { return };
+    let Some(dir) = nurbs_dir() else { return };
     let files = surface_files(&dir);
     assert!(files.len() >= 8, "expected the 8 surface files");
     for f in files {
@@ -88,7 +66,7 @@ fn samples_match_occt() {
 /// original surface at the mapped parameters.
 #[test]
 fn split_restrict_and_bezier_extraction_keep_geometry() {
-    let Some(dir) = data_dir() else { return };
+    let Some(dir) = nurbs_dir() else { return };
     for f in surface_files(&dir) {
         let s = load_nurbs_json(&f).unwrap();
         let d = s.domain();

@@ -1,8 +1,6 @@
 //! Freeform distance against the OpenCASCADE oracles in `shared/data/nurbs` (pairs.json and the
 //! per-surface point queries).
 
-use std::path::{Path, PathBuf};
-
 use gprox_bvh::coons::{CoonsBvh, CoonsOptions};
 use gprox_geometry::freeform::reference::{load_pairs, load_surface_reference};
 use gprox_geometry::freeform::{apply_pose, load_nurbs_json, NurbsSurface};
@@ -10,19 +8,13 @@ use gprox_query::freeform::{
     freeform_distance, point_surface_distance, DistanceOptions, FreeformObject,
 };
 
-fn data_dir() -> Option<PathBuf> {
-    let d = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/nurbs");
-    if d.is_dir() {
-        Some(d)
-    } else {
-        eprintln!("note: {} is absent; skipping", d.display());
-        None
-    }
-}
+#[path = "../../geometry/tests/common/nurbs_data.rs"]
+mod nurbs_data;
+use nurbs_data::{nurbs_dir, surface_files};
 
 #[test]
 fn pairs_bracket_the_reference_distance() {
-    let Some(dir) = data_dir() else { return };
+    let Some(dir) = nurbs_dir() else { return };
     let pairs = load_pairs(dir.join("pairs.json")).unwrap();
     assert!(pairs.len() >= 9);
     let tol = 1e-6;
@@ -95,19 +87,8 @@ fn pairs_bracket_the_reference_distance() {
 
 #[test]
 fn point_queries_match_reference() {
-    let Some(dir) = data_dir() else { return };
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .filter(|p| {
-            !matches!(
-                p.file_name().and_then(|n| n.to_str()),
-                Some("pairs.json" | "index.json")
-            )
-        })
-        .collect();
-    files.sort();
+    let Some(dir) = nurbs_dir() else { return };
+    let files = surface_files(&dir);
     for f in files {
         let s = load_nurbs_json(&f).unwrap();
         let (_, queries) = load_surface_reference(&f).unwrap();

@@ -10,6 +10,7 @@
 
 use std::time::Instant;
 
+use gprox_geometry::freeform::basis_cache::BasisCache;
 use gprox_geometry::freeform::{NurbsSurface, ParamRect};
 use rayon::prelude::*;
 
@@ -61,6 +62,9 @@ pub struct CoonsOptions {
     /// The ε-lists continue until the curve polyline error is below `curve_fraction * epsilon`
     /// (paper Table 1: 0.1).
     pub curve_fraction: f64,
+    /// Coons levels (`ku + kv`) below the leaves whose evaluation parameters get cached basis
+    /// values ([`CoonsBvh::basis`]); the surface-level nodes are always cached.
+    pub cache_levels: u8,
 }
 
 impl Default for CoonsOptions {
@@ -68,9 +72,13 @@ impl Default for CoonsOptions {
         Self {
             epsilon: 1e-5,
             curve_fraction: 0.1,
+            cache_levels: DEFAULT_CACHE_LEVELS,
         }
     }
 }
+
+/// Default [`CoonsOptions::cache_levels`].
+pub const DEFAULT_CACHE_LEVELS: u8 = 2;
 
 /// The compact dual Coons BVH of a set of surfaces (the surfaces themselves are not stored).
 #[derive(Clone, Debug)]
@@ -101,8 +109,12 @@ pub struct CoonsBvh {
     pub leaf_count: usize,
     /// Number of bilinear surfaces at the finest ε-list level, summed over leaves.
     pub bilinear_count: u64,
-    /// Build wall time in seconds.
+    /// Build wall time in seconds (hierarchy and basis cache).
     pub build_seconds: f64,
+    /// Cached basis values at the parameters the traversal evaluates (paper §6: runtime
+    /// memory next to the BVH, not part of its Table 1 size; see [`CoonsBvh::cache_bytes`]).
+    /// Empty: every point is evaluated directly.
+    pub basis: BasisCache,
 }
 
 enum LocalKind {
@@ -229,32 +241,63 @@ fn eps_list(curves: [gprox_geometry::freeform::NurbsCurve; 2], stop: f64, unit: 
     out
 }
 
+/// One candidate split of a cell: direction, parameter, the two halves and their refined Coons
+/// deviations (reused by the children's leaf test).
+struct Split {
+    along_u: bool,
+    t: f64,
+    halves: (NurbsSurface, NurbsSurface),
+    devs: [f64; 2],
+}
+
+impl Split {
+    fn worst(&self) -> f64 {
+        self.devs[0].max(self.devs[1])
+    }
+}
+
 /// Chooses the split direction by look-ahead: the direction whose worse half has the smaller
-/// Coons deviation (ties: the direction of the larger boundary/net curvature).
+/// Coons deviation (ties: the direction of the larger boundary/net curvature). `None` when the
+/// surface cannot be split in either direction.
 fn choose_split(
     s: &NurbsSurface,
     sub: &NurbsSurface,
     rect: &ParamRect,
     cd: &[f64],
     depth: usize,
-) -> bool {
+    eps: f64,
+    own: f64,
+) -> Option<Split> {
     let [du, dv] = sub.net_second_differences();
     let prefer_u = cd[0].max(cd[1]) + du >= cd[2].max(cd[3]) + dv;
-    let worst = |along_u: bool| -> f64 {
+    let candidate = |along_u: bool| -> Option<Split> {
         let t = s.split_parameter(rect, along_u);
-        match sub.split(along_u, t) {
-            Ok((a, b)) => a.coons_deviation().max(b.coons_deviation()),
-            Err(_) => f64::INFINITY,
-        }
+        let (a, b) = sub.split(along_u, t).ok()?;
+        let devs = [a.coons_deviation_within(eps), b.coons_deviation_within(eps)];
+        Some(Split {
+            along_u,
+            t,
+            halves: (a, b),
+            devs,
+        })
     };
-    let (wu, wv) = (worst(true), worst(false));
+    let (su, sv) = rayon::join(|| candidate(true), || candidate(false));
+    let (su, sv) = match (su, sv) {
+        (None, None) => return None,
+        (Some(x), None) | (None, Some(x)) => return Some(x),
+        (Some(x), Some(y)) => (x, y),
+    };
+    let (wu, wv) = (su.worst(), sv.worst());
     // No progress either way (degenerate or rational nets where the look-ahead bound stalls):
     // alternate directions so both parameter lengths shrink and the build converges.
-    let progress = wu.min(wv) < sub.coons_deviation();
-    if !progress {
-        return depth % 2 == 0;
-    }
-    let choice = if wu == wv { prefer_u } else { wu < wv };
+    let progress = wu.min(wv) < own;
+    let choice = if !progress {
+        depth % 2 == 0
+    } else if wu == wv {
+        prefer_u
+    } else {
+        wu < wv
+    };
     // Aspect guard: never keep halving a direction that is already far narrower (relative to
     // the surface's domain) than the other one. Without it the look-ahead can pick the same
     // direction forever on marginal gains (seen on rational nets: a v-width of 1e-12 at depth
@@ -262,13 +305,16 @@ fn choose_split(
     let d = s.domain();
     let ru = (rect.u1 - rect.u0) / (d.u1 - d.u0);
     let rv = (rect.v1 - rect.v0) / (d.v1 - d.v0);
-    if choice && ru * ASPECT_LIMIT < rv {
+    let along_u = if !progress {
+        choice
+    } else if choice && ru * ASPECT_LIMIT < rv {
         false
     } else if !choice && rv * ASPECT_LIMIT < ru {
         true
     } else {
         choice
-    }
+    };
+    Some(if along_u { su } else { sv })
 }
 
 /// Largest ratio of the relative parameter widths of a cell the split choice allows.
@@ -282,6 +328,14 @@ struct Guard {
     nodes: std::sync::atomic::AtomicUsize,
 }
 
+/// Constants of one build: model unit, absolute Coons tolerance, ε-list stop value, stop state.
+struct Ctx {
+    unit: f64,
+    eps: f64,
+    stop: f64,
+    guard: Guard,
+}
+
 /// Builds the subtree of `sub` (over `rect`); index 0 of the result is its root.
 fn build_node(
     index: usize,
@@ -289,15 +343,16 @@ fn build_node(
     sub: NurbsSurface,
     rect: ParamRect,
     depth: usize,
-    ctx: (f64, f64, f64),
-    guard: &Guard,
+    ctx: &Ctx,
+    known_dev: Option<f64>,
 ) -> Result<Vec<LocalNode>, CoonsError> {
     use std::sync::atomic::Ordering::Relaxed;
+    let guard = &ctx.guard;
     if guard.abort.load(Relaxed) || guard.nodes.fetch_add(1, Relaxed) >= MAX_NODES {
         guard.abort.store(true, Relaxed);
         return Err(CoonsError::TooManyNodes { surface: index });
     }
-    let (unit, eps, stop) = ctx;
+    let (unit, eps, stop) = (ctx.unit, ctx.eps, ctx.stop);
     let nb = NODE_BASE * unit;
     let (um, vm) = rect.mid();
     let centre = s.point(um, vm);
@@ -314,7 +369,8 @@ fn build_node(
     let curves: Vec<_> = (0..4).map(|k| sub.boundary_curve(k)).collect();
     let cd: Vec<f64> = curves.iter().map(|c| c.chord_deviation()).collect();
     let level0 = cd.iter().copied().fold(0.0, f64::max);
-    if level0 <= unit && sub.coons_deviation() <= eps {
+    let own = known_dev.unwrap_or_else(|| sub.coons_deviation_within(eps));
+    if level0 <= unit && own <= eps {
         let lu = eps_list([curves[0].clone(), curves[1].clone()], stop, unit);
         let lv = eps_list([curves[2].clone(), curves[3].clone()], stop, unit);
         return Ok(vec![LocalNode {
@@ -323,28 +379,30 @@ fn build_node(
             deviation,
         }]);
     }
-    if depth >= MAX_DEPTH {
+    let fail = || {
         guard.abort.store(true, Relaxed);
-        return Err(CoonsError::DepthExceeded {
+        CoonsError::DepthExceeded {
             surface: index,
             depth,
             rect,
-        });
-    }
-    let along_u = choose_split(s, &sub, &rect, &cd, depth);
-    let t = s.split_parameter(&rect, along_u);
-    let halves = rect.split_at(along_u, t);
-    let Ok((a, b)) = sub.split(along_u, t) else {
-        guard.abort.store(true, Relaxed);
-        return Err(CoonsError::DepthExceeded {
-            surface: index,
-            depth,
-            rect,
-        });
+        }
     };
+    if depth >= MAX_DEPTH {
+        return Err(fail());
+    }
+    let Some(split) = choose_split(s, &sub, &rect, &cd, depth, eps, own) else {
+        return Err(fail());
+    };
+    let Split {
+        along_u,
+        t,
+        halves: (a, b),
+        devs,
+    } = split;
+    let halves = rect.split_at(along_u, t);
     let (l, r) = rayon::join(
-        || build_node(index, s, a, halves[0], depth + 1, ctx, guard),
-        || build_node(index, s, b, halves[1], depth + 1, ctx, guard),
+        || build_node(index, s, a, halves[0], depth + 1, ctx, Some(devs[0])),
+        || build_node(index, s, b, halves[1], depth + 1, ctx, Some(devs[1])),
     );
     let (l, r) = (l?, r?);
     let mut out = Vec::with_capacity(1 + l.len() + r.len());
@@ -401,19 +459,23 @@ impl CoonsBvh {
             },
         );
         let unit = (hi - lo).max_element().max(f64::MIN_POSITIVE);
-        let ctx = (unit, e * unit, options.curve_fraction * e * unit);
-        let guard = Guard::default();
+        let ctx = Ctx {
+            unit,
+            eps: e * unit,
+            stop: options.curve_fraction * e * unit,
+            guard: Guard::default(),
+        };
         let locals: Vec<Vec<LocalNode>> = surfaces
             .par_iter()
             .enumerate()
-            .map(|(i, s)| build_node(i, s, s.clone(), s.domain(), 0, ctx, &guard))
+            .map(|(i, s)| build_node(i, s, s.clone(), s.domain(), 0, &ctx, None))
             .collect::<Result<_, _>>()?;
         // Level order over the forest: roots first, then children in parent order.
         let mut queue: std::collections::VecDeque<(usize, usize)> =
             (0..locals.len()).map(|s| (s, 0)).collect();
         let mut bvh = Self {
             unit,
-            epsilon: ctx.1,
+            epsilon: ctx.eps,
             surface_count: surfaces.len(),
             internal: Vec::new(),
             split_u: Vec::new(),
@@ -426,6 +488,7 @@ impl CoonsBvh {
             leaf_count: 0,
             bilinear_count: 0,
             build_seconds: 0.0,
+            basis: BasisCache::default(),
         };
         let mut i = 0usize;
         let mut internal_count = 0u32;
@@ -462,6 +525,7 @@ impl CoonsBvh {
             }
             i += 1;
         }
+        bvh.basis = bvh.fill_basis_cache(surfaces, options.cache_levels);
         bvh.build_seconds = start.elapsed().as_secs_f64();
         Ok(bvh)
     }

@@ -4,6 +4,7 @@
 //! Coons patch corners (paper §3–4).
 
 use glam::DVec3;
+use gprox_geometry::freeform::basis_cache::CachedSurface;
 use gprox_geometry::freeform::{NurbsSurface, ParamRect};
 
 use super::build::CoonsBvh;
@@ -69,6 +70,37 @@ pub fn coons_point(s: &NurbsSurface, leaf: &ParamRect, a: f64, b: f64) -> DVec3 
     let ruled_u = s.point(u, leaf.v0) * (1.0 - b) + s.point(u, leaf.v1) * b;
     let bil = (c00 * (1.0 - a) + c10 * a) * (1.0 - b) + (c01 * (1.0 - a) + c11 * a) * b;
     ruled_v + ruled_u - bil
+}
+
+/// The Coons patch of the leaf `leaf` at the corners of its sub-rectangle `rect` (order 00,
+/// 10, 01, 11), from 12 surface points: the 4 leaf corners and the 8 points where the
+/// iso-lines through `rect`'s corners meet the leaf boundary (the paper's boundary-curve
+/// points). Evaluated through `e`, i.e. with cached basis values where stored.
+pub fn coons_corners(e: &CachedSurface, leaf: &ParamRect, rect: &ParamRect) -> [DVec3; 4] {
+    // Basis values of the 4 distinct u and 4 distinct v parameters, each found once.
+    let [lu0, lu1, ru0, ru1] = [leaf.u0, leaf.u1, rect.u0, rect.u1].map(|u| e.basis(true, u));
+    let [lv0, lv1, rv0, rv1] = [leaf.v0, leaf.v1, rect.v0, rect.v1].map(|v| e.basis(false, v));
+    let c = [
+        e.point_from(&lu0, &lv0),
+        e.point_from(&lu1, &lv0),
+        e.point_from(&lu0, &lv1),
+        e.point_from(&lu1, &lv1),
+    ];
+    let (bu, bv) = ([ru0, ru1], [rv0, rv1]);
+    let left = bv.map(|v| e.point_from(&lu0, &v));
+    let right = bv.map(|v| e.point_from(&lu1, &v));
+    let bottom = bu.map(|u| e.point_from(&u, &lv0));
+    let top = bu.map(|u| e.point_from(&u, &lv1));
+    let (us, vs) = ([rect.u0, rect.u1], [rect.v0, rect.v1]);
+    let (wu, wv) = (leaf.u1 - leaf.u0, leaf.v1 - leaf.v0);
+    [(0, 0), (1, 0), (0, 1), (1, 1)].map(|(i, j): (usize, usize)| {
+        let a = (us[i] - leaf.u0) / wu;
+        let b = (vs[j] - leaf.v0) / wv;
+        let ruled_v = left[j] * (1.0 - a) + right[j] * a;
+        let ruled_u = bottom[i] * (1.0 - b) + top[i] * b;
+        let bil = (c[0] * (1.0 - a) + c[1] * a) * (1.0 - b) + (c[2] * (1.0 - a) + c[3] * a) * b;
+        ruled_v + ruled_u - bil
+    })
 }
 
 impl CoonsBvh {
@@ -186,19 +218,29 @@ impl CoonsBvh {
         }
     }
 
-    /// Bound of a cell in model coordinates (surfaces evaluated on the fly).
+    /// Bound of a cell in model coordinates (surfaces evaluated on the fly, with the cached
+    /// basis values of [`CoonsBvh::basis`] where stored).
     pub fn bound(&self, surfaces: &[NurbsSurface], c: &Cell) -> CellBound {
         let s = &surfaces[c.surface as usize];
+        let e = self.basis.evaluator(s, c.surface as usize);
         let params = c.rect.corners();
         match c.kind {
             CellKind::Surface { node } => {
                 let (um, vm) = c.rect.mid();
                 let i = node as usize;
+                let r = &c.rect;
+                let [u0, u1, bum] = [r.u0, r.u1, um].map(|u| e.basis(true, u));
+                let [v0, v1, bvm] = [r.v0, r.v1, vm].map(|v| e.basis(false, v));
                 CellBound {
-                    corners: params.map(|(u, v)| s.point(u, v)),
+                    corners: [
+                        e.point_from(&u0, &v0),
+                        e.point_from(&u1, &v0),
+                        e.point_from(&u0, &v1),
+                        e.point_from(&u1, &v1),
+                    ],
                     params,
                     offset: self.node_deviation(i),
-                    sphere: Some((s.point(um, vm), self.node_radius(i))),
+                    sphere: Some((e.point_from(&bum, &bvm), self.node_radius(i))),
                 }
             }
             CellKind::Coons {
@@ -212,17 +254,8 @@ impl CoonsBvh {
                 let ev = self
                     .eps_at(eps_offset, lens, false, kv)
                     .unwrap_or(self.unit);
-                let norm = |(u, v): (f64, f64)| {
-                    (
-                        (u - leaf.u0) / (leaf.u1 - leaf.u0),
-                        (v - leaf.v0) / (leaf.v1 - leaf.v0),
-                    )
-                };
                 CellBound {
-                    corners: params.map(|p| {
-                        let (a, b) = norm(p);
-                        coons_point(s, &leaf, a, b)
-                    }),
+                    corners: coons_corners(&e, &leaf, &c.rect),
                     params,
                     offset: self.epsilon + eu + ev,
                     sphere: None,

@@ -3,10 +3,11 @@
 //! fly for collision and distance queries (`gprox_query::freeform`).
 
 pub mod build;
+pub mod cache;
 pub mod cell;
 pub mod quantise;
 pub mod teapot;
 
 pub use build::{CoonsBvh, CoonsError, CoonsOptions};
-pub use cell::{coons_point, Cell, CellBound, CellKind};
+pub use cell::{coons_corners, coons_point, Cell, CellBound, CellKind};
 pub use teapot::{teapot_table, TeapotRow};

@@ -10,7 +10,14 @@ pub fn ratio() -> f64 {
 /// The value of level `k` for a given base: `base * 10^(-7 k / 255)`.
 #[inline]
 pub fn dequantise(k: u8, base: f64) -> f64 {
-    base * 10f64.powf(-7.0 * f64::from(k) / 255.0)
+    base * levels()[usize::from(k)]
+}
+
+/// `10^(-7 k / 255)` for every level `k`, computed once (`powf` per call dominated the
+/// Coons-level bounds).
+fn levels() -> &'static [f64; 256] {
+    static LEVELS: std::sync::OnceLock<[f64; 256]> = std::sync::OnceLock::new();
+    LEVELS.get_or_init(|| std::array::from_fn(|k| 10f64.powf(-7.0 * k as f64 / 255.0)))
 }
 
 /// The largest level `k` with `dequantise(k, base) >= value`, or `None` when `value > base`

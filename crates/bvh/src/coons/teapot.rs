@@ -17,8 +17,10 @@ pub struct TeapotRow {
     pub bilinear: u64,
     /// BVH memory in bytes.
     pub bytes: usize,
-    /// Build time in seconds.
+    /// Build time in seconds (hierarchy and basis cache).
     pub build_seconds: f64,
+    /// Bytes of the basis-value cache kept next to the BVH (not in the paper's Table 1 size).
+    pub cache_bytes: usize,
     /// The paper's Coons patch count at this ε (Table 1(a)).
     pub paper_patches: usize,
     /// The paper's BVH size in bytes.
@@ -68,6 +70,7 @@ pub fn teapot_table(surfaces: Option<&[NurbsSurface]>) -> Result<Vec<TeapotRow>,
                 bilinear: bvh.bilinear_count,
                 bytes: bvh.memory_bytes(),
                 build_seconds: bvh.build_seconds,
+                cache_bytes: bvh.cache_bytes(),
                 paper_patches,
                 paper_bytes,
                 paper_seconds,

@@ -122,6 +122,30 @@ pub fn find_span(count: usize, degree: usize, t: f64, knots: &[f64]) -> usize {
     mid
 }
 
+/// Degrees below this evaluate their basis values on the stack ([`basis_values`]).
+pub const BASIS_STACK: usize = 16;
+
+/// The `degree + 1` non-zero basis functions at `t` in span `span` (A2.2), written to `out`
+/// without allocating. Same arithmetic as row 0 of [`basis_derivatives`] (bitwise equal).
+/// `degree` must be below [`BASIS_STACK`] and `out` hold `degree + 1` values.
+pub fn basis_values(span: usize, t: f64, degree: usize, knots: &[f64], out: &mut [f64]) {
+    let p = degree;
+    let mut left = [0.0f64; BASIS_STACK];
+    let mut right = [0.0f64; BASIS_STACK];
+    out[0] = 1.0;
+    for j in 1..=p {
+        left[j] = t - knots[span + 1 - j];
+        right[j] = knots[span + j] - t;
+        let mut saved = 0.0;
+        for r in 0..j {
+            let temp = out[r] / (right[r + 1] + left[j - r]);
+            out[r] = saved + right[r + 1] * temp;
+            saved = left[j - r] * temp;
+        }
+        out[j] = saved;
+    }
+}
+
 /// Non-zero basis functions and their derivatives up to order `d` at `t` in span `span`
 /// (A2.3). Result `ders[k][j]` = k-th derivative of `N_{span-degree+j, degree}(t)`.
 pub fn basis_derivatives(

@@ -8,7 +8,9 @@
 //! * [`io`]: the NURBS JSON schema and `.bpt` readers; [`io::teapot`] is the embedded teapot.
 //! * [`FreeformModel`]: surfaces + a rigid pose.
 
+pub mod basis_cache;
 pub mod bezier;
+pub mod bezier_max;
 pub mod bounds;
 pub mod curve;
 pub mod error;

@@ -6,7 +6,8 @@ use glam::{DVec3, DVec4};
 
 use super::curve::{binomial, bounds_of, lift, project, validate_points, NurbsCurve};
 use super::knots::{
-    basis_derivatives, find_span, insert_to_multiplicity, restrict, split, validate_knots,
+    basis_derivatives, basis_values, find_span, insert_to_multiplicity, restrict, split,
+    validate_knots, BASIS_STACK,
 };
 pub use super::rect::ParamRect;
 use super::FreeformError;
@@ -204,7 +205,39 @@ impl NurbsSurface {
 
     /// Point at `(u, v)` (clamped to the domain).
     pub fn point(&self, u: f64, v: f64) -> DVec3 {
-        project(self.homogeneous_derivatives(u, v, 0)[0][0])
+        let (u, v) = self.clamp_param(u, v);
+        let [p, q] = self.degree;
+        let su = find_span(self.count[0], p, u, &self.knots[0]);
+        let sv = find_span(self.count[1], q, v, &self.knots[1]);
+        let (mut nu, mut nv) = ([0.0; BASIS_STACK], [0.0; BASIS_STACK]);
+        if p < BASIS_STACK && q < BASIS_STACK {
+            basis_values(su, u, p, &self.knots[0], &mut nu[..=p]);
+            basis_values(sv, v, q, &self.knots[1], &mut nv[..=q]);
+            return self.point_from_basis(su, &nu[..=p], sv, &nv[..=q]);
+        }
+        let nu = basis_derivatives(su, u, p, 0, &self.knots[0]);
+        let nv = basis_derivatives(sv, v, q, 0, &self.knots[1]);
+        self.point_from_basis(su, &nu[0], sv, &nv[0])
+    }
+
+    /// The point from the non-zero basis values `nu` (span `su`) and `nv` (span `sv`): the
+    /// tensor sum over the `(p+1) x (q+1)` affected control points, rows first, then projected.
+    /// [`Self::point`] and cached evaluation ([`super::basis_cache`]) share this arithmetic, so
+    /// equal basis values give bitwise equal points.
+    #[inline]
+    pub(crate) fn point_from_basis(&self, su: usize, nu: &[f64], sv: usize, nv: &[f64]) -> DVec3 {
+        let [p, q] = self.degree;
+        let m = self.count[1];
+        let mut acc = DVec4::ZERO;
+        for (s, &b) in nv.iter().enumerate().take(q + 1) {
+            let row = sv - q + s;
+            let mut t = DVec4::ZERO;
+            for (r, &a) in nu.iter().enumerate().take(p + 1) {
+                t += self.points[(su - p + r) * m + row] * a;
+            }
+            acc += t * b;
+        }
+        project(acc)
     }
 
     /// Point and derivatives to second order (rational quotient rule, A4.4).
