@@ -43,6 +43,56 @@ pub const DIRECTIONS: [[i8; 3]; 26] = {
 /// ```
 #[inline]
 pub fn direction_mask(n: Vec3) -> u32 {
+    direction_mask_beyond(n, 0.0)
+}
+
+/// Bit mask of the directions `d` with `d · ((b - a) × (c - a)) > 0` for the *exact* normal of
+/// the triangle `(a, b, c)` (real arithmetic on the f32 inputs), computed in f32 with a rigorous
+/// error bound: a bit is set only when the computed dot product clears the bound, so every set
+/// bit is certain (uncertain directions, NaN and overflow give no bit).
+///
+/// ```
+/// use gprox_bvh::normal_cone::{certified_direction_mask, direction_mask};
+/// use glam::Vec3;
+/// let (a, b, c) = (Vec3::ZERO, Vec3::X, Vec3::Y);
+/// assert_eq!(certified_direction_mask(a, b, c), direction_mask(Vec3::Z));
+/// assert_eq!(certified_direction_mask(a, b, b * 2.0), 0); // degenerate: no direction is sure
+/// ```
+#[inline]
+pub fn certified_direction_mask(a: Vec3, b: Vec3, c: Vec3) -> u32 {
+    let (n, bound) = certified_normal(a, b, c);
+    direction_mask_beyond(n, bound)
+}
+
+/// The f32 normal `(b - a) × (c - a)` of a triangle and a bound on the error of any signed sum
+/// of up to three of its components (one per axis, in the order of [`direction_mask`])
+/// against the same sum of the exact normal's components: the inputs of
+/// [`certified_direction_mask`], for callers that batch [`direction_mask_beyond`].
+#[inline]
+pub fn certified_normal(a: Vec3, b: Vec3, c: Vec3) -> (Vec3, f32) {
+    const U: f32 = f32::EPSILON * 0.5;
+    let (e1, e2) = (b - a, c - a);
+    let p = Vec3::new(e1.y * e2.z, e1.z * e2.x, e1.x * e2.y);
+    let q = Vec3::new(e1.z * e2.y, e1.x * e2.z, e1.y * e2.x);
+    // Per component |n_i - n*_i| <= ~4.1u (|p_i| + |q_i|) (two rounded differences, products,
+    // difference); a sum of up to three components adds <= ~2.01u Σ|n_i| <= ~2.01u Σ(|p_i| +
+    // |q_i|); the slack of the constant covers the rounding of the bound itself, the last term
+    // underflow. NaN or infinite inputs give a NaN or infinite bound.
+    let bound = 8.0 * U * (p.abs() + q.abs()).element_sum() + 1e-37;
+    (p - q, bound)
+}
+
+/// Directions `d` with `n · d > bound` (bit of `d`) or `< -bound` (bit of `-d`), f32 sums in a
+/// fixed order (`((±x) ± y) ± z`, zero terms left out). A NaN `bound` or `n` sets no bit.
+///
+/// ```
+/// use gprox_bvh::normal_cone::{direction_mask, direction_mask_beyond};
+/// let n = glam::Vec3::new(0.0, 0.1, 1.0);
+/// assert_eq!(direction_mask_beyond(n, 0.0), direction_mask(n));
+/// assert!(direction_mask_beyond(n, 0.5).count_ones() < direction_mask(n).count_ones());
+/// ```
+#[inline]
+pub fn direction_mask_beyond(n: Vec3, bound: f32) -> u32 {
     let (x, y, z) = (n.x, n.y, n.z);
     // The 13 directions with a positive leading non-zero entry; their negations are the
     // other 13 (`DIRECTIONS` index of raw code r = 9(dx+1) + 3(dy+1) + (dz+1) is r, or r - 1
@@ -65,11 +115,7 @@ pub fn direction_mask(n: Vec3) -> u32 {
     let mut m = 0u32;
     for (k, &d) in dots.iter().enumerate() {
         let (pos, neg) = POSITIVE_BITS[k];
-        if d > 0.0 {
-            m |= 1 << pos;
-        } else if d < 0.0 {
-            m |= 1 << neg;
-        }
+        m |= ((d > bound) as u32) << pos | ((d < -bound) as u32) << neg;
     }
     m
 }

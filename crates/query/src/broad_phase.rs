@@ -12,16 +12,18 @@
 //!    microseconds, far below the narrow phase. Each box is clipped to the box of the object's
 //!    bounding ball ([`world_sphere`]), and candidates whose balls are apart are dropped: for
 //!    round objects under rotation this removes most pairs the boxes let through.
-//! 3. **Narrow phase**: [`crate::collide::try_collide_all`] (or
-//!    [`crate::collide::try_collide_any`]) on each candidate pair, in parallel over pairs with
+//! 3. **Narrow phase**: collide-all places every candidate object in world space once and
+//!    traverses each candidate pair with plain box tests (`broad_phase/narrow.rs`, the same
+//!    pairs as [`crate::collide::try_collide_all`]); collide-any runs
+//!    [`crate::collide::try_collide_any`] on each candidate pair; both in parallel with
 //!    rayon; results are returned in candidate order, i.e. sorted by `(a, b)`, independent of the
 //!    schedule.
 
+mod narrow;
+
 use rayon::prelude::*;
 
-use crate::collide::{
-    try_collide_all, try_collide_any, CollideError, CollideOptions, CollisionObject,
-};
+use crate::collide::{try_collide_any, CollideError, CollideOptions, CollisionObject};
 
 /// Relative bound used for every rounding term: far above the handful of `2^-53` roundings of a
 /// corner transform and of the box mapping.
@@ -419,22 +421,47 @@ pub fn broad_phase_pairs(
 
 /// All contacts between all objects: for every object pair the sorted triangle pairs of
 /// [`crate::collide::try_collide_all`], keeping the pairs with at least one contact.
+///
+/// Every object in a candidate pair is placed in the world once (its vertices transformed and
+/// its tree refitted to them), then each candidate pair is traversed with plain box tests
+/// (`broad_phase/narrow.rs`): the same pairs as the pair query, found without mapping boxes
+/// between frames at every node pair.
 pub fn try_collide_many(
     objects: &[CollisionObject<'_>],
     opts: &CollideOptions,
 ) -> Result<ManyContacts, BroadPhaseError> {
     let candidates = broad_phase_pairs(objects, opts)?;
-    let found: Vec<Result<ObjectPairContacts, BroadPhaseError>> = candidates
+    let mut used: Vec<u32> = candidates.iter().flatten().copied().collect();
+    used.sort_unstable();
+    used.dedup();
+    let placed: Vec<Result<narrow::World<'_>, (u32, CollideError)>> = used
         .par_iter()
-        .map(|&[a, b]| {
-            try_collide_all(&objects[a as usize], &objects[b as usize], opts)
-                .map(|pairs| ObjectPairContacts { a, b, pairs })
-                .map_err(|source| BroadPhaseError::Narrow { a, b, source })
+        .map(|&o| narrow::world_of(&objects[o as usize]).map_err(|e| (o, e)))
+        .collect();
+    let mut worlds = Vec::with_capacity(placed.len());
+    for (w, &o) in placed.into_iter().zip(&used) {
+        match w {
+            Ok(w) => worlds.push(w),
+            Err((_, source)) => {
+                let [a, b] = *candidates
+                    .iter()
+                    .find(|p| p.contains(&o))
+                    .expect("every placed object is in a candidate pair");
+                return Err(BroadPhaseError::Narrow { a, b, source });
+            }
+        }
+    }
+    let world = |o: u32| &worlds[used.partition_point(|&u| u < o)];
+    let found: Vec<ObjectPairContacts> = candidates
+        .par_iter()
+        .map(|&[a, b]| ObjectPairContacts {
+            a,
+            b,
+            pairs: narrow::world_pairs(world(a), world(b), opts.margin),
         })
         .collect();
     let mut out = ManyContacts::default();
-    for r in found {
-        let c = r?;
+    for c in found {
         if !c.pairs.is_empty() {
             out.total += c.pairs.len();
             out.object_pairs.push(c);

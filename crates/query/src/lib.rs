@@ -9,3 +9,4 @@ pub mod front;
 pub mod gjk;
 pub mod penetration;
 pub mod self_collide;
+mod world;

@@ -6,10 +6,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use glam::{DVec3, Vec3};
+use gprox_bvh::{lbvh::build, refit::triangle_aabb, Aabb, LEAF};
 use gprox_geometry::TriMesh;
 use gprox_query::ccd::{
-    ccd_candidates, ccd_pair, ccd_self, edge_edge_toi, vertex_face_toi, CcdError, CcdMesh,
-    CcdOptions, Feature, Toi,
+    ccd_candidates, ccd_pair, ccd_self, ccd_self_with_bvh, edge_edge_toi, vertex_face_toi,
+    CcdError, CcdMesh, CcdOptions, Feature, Toi,
 };
 use gprox_query::self_collide::Topology;
 use proptest::prelude::*;
@@ -227,6 +228,33 @@ proptest! {
         let full = ccd_candidates(&m, None, &all, &opts).unwrap();
         prop_assert_eq!(&full.contacts, &r.contacts);
         prop_assert_eq!(full.earliest, r.earliest);
+        // The candidates do not depend on the tree: another LBVH (over the start frame) gives
+        // the same result, and the candidate count is the brute-force count of face pairs whose
+        // boxes are not separated on one axis, in the same order, at both ends.
+        let other = build(&mesh);
+        let with_other = ccd_self_with_bvh(&mesh, &end, &topo, &other, &opts).unwrap();
+        prop_assert_eq!(&with_other, &r);
+        let boxes = |pos: &[Vec3]| -> Vec<Aabb> {
+            mesh.faces().iter().map(|f| triangle_aabb(&f.map(|v| pos[v as usize]))).collect()
+        };
+        let (b0, b1) = (boxes(mesh.positions()), boxes(&end));
+        let apart = |x: &Aabb, y: &Aabb, k: usize| x.min[k] > y.max[k];
+        let mut count = 0;
+        for i in 0..b0.len() {
+            for j in i + 1..b0.len() {
+                let sep = (0..3).any(|k| {
+                    (apart(&b0[i], &b0[j], k) && apart(&b1[i], &b1[j], k))
+                        || (apart(&b0[j], &b0[i], k) && apart(&b1[j], &b1[i], k))
+                });
+                count += usize::from(!sep);
+            }
+        }
+        prop_assert_eq!(r.candidate_pairs, count);
+        // With a minimum separation the traversal keeps every pair the narrow phase needs.
+        let sep = CcdOptions { min_separation: 1.0 / 1024.0, ..opts };
+        let r_sep = ccd_self(&mesh, &end, &topo, &sep).unwrap();
+        let full_sep = ccd_candidates(&m, None, &all, &sep).unwrap();
+        prop_assert_eq!(&full_sep.contacts, &r_sep.contacts);
     }
 
     /// Two meshes: an edge of `b` crossing an edge of `a` exactly at `t* = 1/2`.
@@ -339,6 +367,27 @@ fn bad_frames_are_typed_errors() {
         ccd_self(&a, a.positions(), &other, &opts),
         Err(CcdError::Mismatch { .. })
     ));
+    // A tree that is not an LBVH over the mesh's faces: wrong size, a face in two leaves, a
+    // leaf marker on an internal node, children off the Karras layout.
+    let bvh = build(&a);
+    let ends = a.positions();
+    assert!(ccd_self_with_bvh(&a, ends, &topo, &bvh, &opts).is_ok());
+    let small = build(&sheet(2, &[0; 4]));
+    let mut twice = bvh.clone();
+    let first = twice.first_leaf();
+    twice.nodes[first].left = twice.nodes[first + 1].left;
+    let mut marker = bvh.clone();
+    marker.nodes[0].right = LEAF;
+    let mut swapped = bvh.clone();
+    let n0 = swapped.nodes[0];
+    swapped.nodes[0].left = n0.right;
+    swapped.nodes[0].right = n0.left;
+    for bad in [&small, &twice, &marker, &swapped] {
+        assert!(matches!(
+            ccd_self_with_bvh(&a, ends, &topo, bad, &opts),
+            Err(CcdError::Mismatch { what: "bvh", .. })
+        ));
+    }
 }
 
 /// With a minimum separation δ, two triangles gliding past each other at a gap below δ must be

@@ -37,12 +37,14 @@ pub struct CcdMesh<'a> {
     pub topo: &'a Topology,
 }
 
-/// One moving mesh in f64 (validated).
+/// One moving mesh (validated: every coordinate finite; f32 values convert exactly to f64).
 pub(crate) struct Moving<'a> {
     faces: &'a [[u32; 3]],
-    start: Vec<DVec3>,
-    end: Vec<DVec3>,
+    start: &'a [Vec3],
+    end: &'a [Vec3],
     topo: &'a Topology,
+    /// Largest coordinate magnitude over both frames (rounding bounds of the filters).
+    big: f64,
 }
 
 impl<'a> Moving<'a> {
@@ -63,11 +65,14 @@ impl<'a> Moving<'a> {
                 end: end.len(),
             });
         }
-        let start: Vec<DVec3> = mesh.positions().iter().map(|p| p.as_dvec3()).collect();
-        let end: Vec<DVec3> = end.iter().map(|p| p.as_dvec3()).collect();
-        for (frame, pos) in [(0u8, &start), (1, &end)] {
+        let start = mesh.positions();
+        let mut big = 0.0f32;
+        for (frame, pos) in [(0u8, start), (1, end)] {
             for (i, p) in pos.iter().enumerate() {
-                check_point(what, frame, i, *p)?;
+                if !p.is_finite() {
+                    check_point(what, frame, i, p.as_dvec3())?;
+                }
+                big = big.max(p.abs().max_element());
             }
         }
         Ok(Self {
@@ -75,6 +80,7 @@ impl<'a> Moving<'a> {
             start,
             end,
             topo,
+            big: big as f64,
         })
     }
 
@@ -150,28 +156,95 @@ pub(crate) fn run_pairs(
     pairs: &[[u32; 2]],
     opts: &CcdOptions,
 ) -> MeshCcd {
-    let mut out = Vec::new();
-    let mut tests = 0;
-    let mut jobs = Vec::with_capacity(15);
-    let same = b.is_none();
-    let mb = b.unwrap_or(a);
+    let mut narrow = Narrow::new(a, b, opts);
     for &[fa, fb] in pairs {
-        if same && fa == fb {
-            continue;
+        narrow.pair(fa, fb);
+    }
+    narrow.finish(pairs.len())
+}
+
+/// The narrow phase, one candidate face pair at a time (faces already checked in range).
+pub(crate) struct Narrow<'m, 'a> {
+    a: &'m Moving<'a>,
+    b: &'m Moving<'a>,
+    same: bool,
+    opts: CcdOptions,
+    out: Vec<FeatureToi>,
+    tests: usize,
+}
+
+impl<'m, 'a> Narrow<'m, 'a> {
+    /// Narrow phase of self CCD of `a` (`b = None`) or of `a` against `b`.
+    pub(crate) fn new(a: &'m Moving<'a>, b: Option<&'m Moving<'a>>, opts: &CcdOptions) -> Self {
+        Self {
+            a,
+            b: b.unwrap_or(a),
+            same: b.is_none(),
+            opts: *opts,
+            out: Vec::new(),
+            tests: 0,
         }
-        let pair = FacePair::new(a, fa, mb, fb);
-        jobs.clear();
-        if same {
+    }
+
+    /// Runs the elementary tests of candidate pair `(fa, fb)` (`fa == fb` in self CCD: none).
+    #[inline]
+    pub(crate) fn pair(&mut self, fa: u32, fb: u32) {
+        if self.same && fa == fb {
+            return;
+        }
+        let pair = FacePair::new(self.a, fa, self.b, fb);
+        if !pair.may_have_jobs() {
+            return;
+        }
+        let mut jobs = Jobs::default();
+        if self.same {
             pair.self_jobs(&mut jobs);
         } else {
             pair.pair_jobs(&mut jobs);
         }
-        if jobs.is_empty() {
-            continue;
+        if jobs.len == 0 {
+            return;
         }
-        pair.run(&jobs, same, opts, &mut out, &mut tests);
+        pair.run(
+            &jobs.list[..jobs.len],
+            self.same,
+            &self.opts,
+            &mut self.out,
+            &mut self.tests,
+        );
     }
-    finish(out, pairs.len(), tests)
+
+    /// The result, with `candidate_pairs` candidates seen.
+    pub(crate) fn finish(self, candidate_pairs: usize) -> MeshCcd {
+        finish(self.out, candidate_pairs, self.tests)
+    }
+}
+
+/// At most 15 jobs per face pair (6 vertex–face, 9 edge–edge).
+struct Jobs {
+    list: [Job; 15],
+    len: usize,
+}
+
+impl Default for Jobs {
+    fn default() -> Self {
+        Self {
+            list: [Job {
+                slots: [0; 4],
+                split: 0,
+            }; 15],
+            len: 0,
+        }
+    }
+}
+
+impl Jobs {
+    #[inline]
+    fn push(&mut self, job: Job) {
+        // At most 6 + 9 pushes per face pair.
+        self.list[self.len] = job;
+        self.len += 1;
+    }
 }
 
 /// One elementary test of a face pair as corner slots: slot `k < 3` is corner `k` of the first
@@ -184,76 +257,78 @@ struct Job {
     split: u8,
 }
 
-/// A candidate face pair: its meshes, faces and corners.
+/// A candidate face pair: its meshes, faces, corners and owned features.
 struct FacePair<'m, 'a> {
     m: [&'m Moving<'a>; 2],
     f: [u32; 2],
-    t: [[u32; 3]; 2],
+    /// Vertex index of each corner slot (`3 * side + k`).
+    c: [u32; 6],
+    /// Owned vertex and edge bits of each side.
+    ov: [u8; 2],
+    oe: [u8; 2],
 }
 
 impl<'m, 'a> FacePair<'m, 'a> {
+    #[inline]
     fn new(a: &'m Moving<'a>, fa: u32, b: &'m Moving<'a>, fb: u32) -> Self {
+        let (ta, tb) = (a.faces[fa as usize], b.faces[fb as usize]);
         Self {
             m: [a, b],
             f: [fa, fb],
-            t: [a.faces[fa as usize], b.faces[fb as usize]],
+            c: [ta[0], ta[1], ta[2], tb[0], tb[1], tb[2]],
+            ov: [
+                a.topo.owned_vertices[fa as usize],
+                b.topo.owned_vertices[fb as usize],
+            ],
+            oe: [
+                a.topo.owned_edges[fa as usize],
+                b.topo.owned_edges[fb as usize],
+            ],
         }
+    }
+
+    /// Whether the pair may have jobs at all (owned vertices, or owned edges on both sides).
+    #[inline]
+    fn may_have_jobs(&self) -> bool {
+        (self.ov[0] | self.ov[1]) != 0 || (self.oe[0] != 0 && self.oe[1] != 0)
     }
 
     /// Vertex index at corner slot `s`.
     #[inline]
     fn vertex(&self, s: u8) -> u32 {
-        self.t[(s / 3) as usize][(s % 3) as usize]
-    }
-
-    /// Owned edges of side `side` as sorted slot pairs.
-    #[inline]
-    fn owned_edges(&self, side: usize) -> impl Iterator<Item = [u8; 2]> {
-        let bits = self.m[side].topo.owned_edges[self.f[side] as usize];
-        let t = self.t[side];
-        let base = 3 * side as u8;
-        (0..3u8)
-            .filter(move |k| bits & (1 << k) != 0)
-            .map(move |k| {
-                let (i, j) = (k, (k + 1) % 3);
-                if t[i as usize] <= t[j as usize] {
-                    [base + i, base + j]
-                } else {
-                    [base + j, base + i]
-                }
-            })
-    }
-
-    /// Owned vertices of side `side` as slots (first slot of a repeated index only).
-    #[inline]
-    fn owned_vertices(&self, side: usize) -> impl Iterator<Item = u8> {
-        let bits = self.m[side].topo.owned_vertices[self.f[side] as usize];
-        let base = 3 * side as u8;
-        (0..3u8)
-            .filter(move |k| bits & (1 << k) != 0)
-            .map(move |k| base + k)
+        self.c[s as usize]
     }
 
     /// Self CCD jobs (both faces of one mesh, distinct): owned vertices against the other face
     /// when not on it, owned edges against owned edges without a common endpoint.
-    fn self_jobs(&self, jobs: &mut Vec<Job>) {
+    fn self_jobs(&self, jobs: &mut Jobs) {
+        let c = &self.c;
         for side in 0..2 {
-            let o = 3 * (1 - side) as u8;
-            let other = self.t[1 - side];
-            for s in self.owned_vertices(side) {
-                if !other.contains(&self.vertex(s)) {
+            let o = 3 * (1 - side);
+            let mut bits = self.ov[side];
+            while bits != 0 {
+                let s = 3 * side + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let v = c[s];
+                if v != c[o] && v != c[o + 1] && v != c[o + 2] {
+                    let o = o as u8;
                     jobs.push(Job {
-                        slots: [s, o, o + 1, o + 2],
+                        slots: [s as u8, o, o + 1, o + 2],
                         split: 1,
                     });
                 }
             }
         }
-        for ea in self.owned_edges(0) {
-            let va = ea.map(|s| self.vertex(s));
-            for eb in self.owned_edges(1) {
-                let vb = eb.map(|s| self.vertex(s));
-                if va.iter().any(|v| vb.contains(v)) {
+        if self.oe[0] == 0 || self.oe[1] == 0 {
+            return;
+        }
+        let (ea, na) = self.edge_list(0);
+        let (eb, nb) = self.edge_list(1);
+        for ea in &ea[..na] {
+            let va = ea.map(|s| c[s as usize]);
+            for eb in &eb[..nb] {
+                let vb = eb.map(|s| c[s as usize]);
+                if va[0] == vb[0] || va[0] == vb[1] || va[1] == vb[0] || va[1] == vb[1] {
                     continue;
                 }
                 let slots = if vb < va {
@@ -266,20 +341,48 @@ impl<'m, 'a> FacePair<'m, 'a> {
         }
     }
 
+    /// Owned edges of side `side` as sorted slot pairs (ascending vertex index), and how many.
+    #[inline]
+    fn edge_list(&self, side: usize) -> ([[u8; 2]; 3], usize) {
+        let mut out = [[0u8; 2]; 3];
+        let mut n = 0;
+        let mut bits = self.oe[side];
+        while bits != 0 {
+            let k = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            let (i, j) = (3 * side + k, 3 * side + (k + 1) % 3);
+            out[n] = if self.c[i] <= self.c[j] {
+                [i as u8, j as u8]
+            } else {
+                [j as u8, i as u8]
+            };
+            n += 1;
+        }
+        (out, n)
+    }
+
     /// Two-mesh jobs: owned vertices of each face against the other face, owned edges against
     /// owned edges.
-    fn pair_jobs(&self, jobs: &mut Vec<Job>) {
+    fn pair_jobs(&self, jobs: &mut Jobs) {
         for side in 0..2 {
             let o = 3 * (1 - side) as u8;
-            for s in self.owned_vertices(side) {
+            let mut bits = self.ov[side];
+            while bits != 0 {
+                let s = (3 * side) as u8 + bits.trailing_zeros() as u8;
+                bits &= bits - 1;
                 jobs.push(Job {
                     slots: [s, o, o + 1, o + 2],
                     split: 1,
                 });
             }
         }
-        for ea in self.owned_edges(0) {
-            for eb in self.owned_edges(1) {
+        if self.oe[0] == 0 || self.oe[1] == 0 {
+            return;
+        }
+        let (ea, na) = self.edge_list(0);
+        let (eb, nb) = self.edge_list(1);
+        for ea in &ea[..na] {
+            for eb in &eb[..nb] {
                 jobs.push(Job {
                     slots: [ea[0], ea[1], eb[0], eb[1]],
                     split: 2,
@@ -332,10 +435,10 @@ impl<'m, 'a> FacePair<'m, 'a> {
     ) {
         let sep = opts.min_separation.max(0.0);
         let c0: [DVec3; 6] =
-            std::array::from_fn(|k| self.m[k / 3].start[self.vertex(k as u8) as usize]);
+            std::array::from_fn(|k| self.m[k / 3].start[self.c[k] as usize].as_dvec3());
         let c1: [DVec3; 6] =
-            std::array::from_fn(|k| self.m[k / 3].end[self.vertex(k as u8) as usize]);
-        let proj = Projected::new(&c0, &c1, sep);
+            std::array::from_fn(|k| self.m[k / 3].end[self.c[k] as usize].as_dvec3());
+        let proj = Projected::new(&c0, &c1, sep, self.m[0].big.max(self.m[1].big));
         for job in jobs {
             let split = job.split as usize;
             if proj
@@ -381,9 +484,8 @@ impl Projected {
     /// Projections onto the direction between the face centroids (over both ends), or `None`
     /// when it is degenerate.
     #[inline]
-    fn new(corners0: &[DVec3; 6], corners1: &[DVec3; 6], sep: f64) -> Option<Self> {
+    fn new(corners0: &[DVec3; 6], corners1: &[DVec3; 6], sep: f64, big: f64) -> Option<Self> {
         let mut w = DVec3::ZERO;
-        let mut big = 0.0f64;
         for k in 0..3 {
             w += (corners0[k + 3] + corners1[k + 3]) - (corners0[k] + corners1[k]);
         }
@@ -396,8 +498,8 @@ impl Projected {
             let (p, q) = (corners0[k], corners1[k]);
             start[k] = w.x * p.x + w.y * p.y + w.z * p.z;
             end[k] = w.x * q.x + w.y * q.y + w.z * q.z;
-            big = big.max(p.abs().max_element()).max(q.abs().max_element());
         }
+        // `big` bounds every coordinate of both meshes at both ends.
         // As in `Groups::separated_along`: |fl(w·p) - w·p| ≤ 3u Σ|w_k p_k| ≤ 3u |w|₁ max|p|;
         // two values and one subtraction ≤ 8u m, we use 12u m; minimum separation: distance
         // ≥ gap / |w|₂ ≥ gap / |w|₁.
@@ -417,11 +519,16 @@ impl Projected {
                     (lo.min(v[k as usize]), hi.max(v[k as usize]))
                 })
         };
-        let (a0, b0) = (
-            range(&self.start, &s[..split]),
-            range(&self.start, &s[split..]),
-        );
-        let (a1, b1) = (range(&self.end, &s[..split]), range(&self.end, &s[split..]));
+        let ends = |v: &[f64; 6]| {
+            if split == 1 {
+                let x = v[s[0] as usize];
+                ((x, x), range(v, &s[1..]))
+            } else {
+                (range(v, &s[..2]), range(v, &s[2..]))
+            }
+        };
+        let (a0, b0) = ends(&self.start);
+        let (a1, b1) = ends(&self.end);
         let pos = b0.0 - a0.1 > self.need && b1.0 - a1.1 > self.need;
         let neg = a0.0 - b0.1 > self.need && a1.0 - b1.1 > self.need;
         pos || neg

@@ -18,10 +18,11 @@ use gprox_bvh::{
 };
 use gprox_geometry::TriMesh;
 
-use super::candidates::{run_pairs, CcdMesh, Moving};
+use super::candidates::{run_pairs, CcdMesh, Moving, Narrow};
 use super::filter::boxes_separated_both_ends;
+use super::traverse::DualTree;
 use super::{CcdError, CcdOptions, Toi};
-use crate::self_collide::traverse::{pair_leaves_by, self_leaves_by};
+use crate::self_collide::traverse::pair_leaves_by;
 use crate::self_collide::Topology;
 
 /// Which pair of features touched.
@@ -161,24 +162,17 @@ fn self_with_bvh(
     bvh: &Bvh,
     opts: &CcdOptions,
 ) -> Result<MeshCcd, CcdError> {
-    if bvh.nodes.len() != (2 * mesh.face_count()).saturating_sub(1) {
-        return Err(CcdError::Mismatch {
-            what: "bvh",
-            got: bvh.leaf_count(),
-            faces: mesh.face_count(),
-        });
-    }
-    let (b0, b1) = dual_boxes(bvh, mesh, end)?;
+    let tree = DualTree::new(bvh, mesh.faces(), mesh.positions(), end)?;
     let sep = opts.min_separation.max(0.0);
-    let dual: Vec<[Aabb; 2]> = b0.iter().zip(&b1).map(|(x, y)| [*x, *y]).collect();
-    let overlap = |i: u32, j: u32| {
-        let (x, y) = (&dual[i as usize], &dual[j as usize]);
-        !boxes_separated_both_ends(&x[0], &x[1], &y[0], &y[1], sep)
-    };
-    // Adjacent faces are candidates too: about a dozen per face on a manifold mesh.
-    let mut pairs = Vec::with_capacity(8 * mesh.face_count());
-    self_leaves_by(bvh, overlap, |_, _, _| false, |fa, fb| pairs.push([fa, fb]));
-    Ok(run_pairs(m, None, &pairs, opts))
+    // Adjacent faces are candidates too: about a dozen per face on a manifold mesh. Each pair
+    // goes to the narrow phase as soon as the traversal finds it.
+    let mut narrow = Narrow::new(m, None, opts);
+    let mut candidates = 0usize;
+    tree.self_pairs(sep, |fa, fb| {
+        candidates += 1;
+        narrow.pair(fa, fb);
+    });
+    Ok(narrow.finish(candidates))
 }
 
 /// CCD between two deforming meshes `a` → `a_end` and `b` → `b_end`: every vertex–face,

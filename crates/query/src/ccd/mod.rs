@@ -13,6 +13,7 @@ pub mod candidates;
 mod filter;
 pub mod inclusion;
 pub mod mesh;
+mod traverse;
 
 use glam::DVec3;
 

@@ -194,6 +194,16 @@ pub enum PenetrationError {
     },
 }
 
+impl From<crate::world::WorldTreeError> for PenetrationError {
+    fn from(e: crate::world::WorldTreeError) -> Self {
+        use crate::world::WorldTreeError as W;
+        match e {
+            W::InvalidTree { object, node } => Self::InvalidTree { object, node },
+            W::FaceOutOfRange { object, face } => Self::FaceOutOfRange { object, face },
+        }
+    }
+}
+
 /// Below this many candidate vertices (inside the other mesh's box) one thread does the work.
 const PAR_MIN_VERTICES: usize = 512;
 /// Vertices per rayon task.

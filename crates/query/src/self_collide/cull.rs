@@ -1,14 +1,16 @@
-//! Sound normal-cone culling: certifies that a set of faces `S` (one BVH subtree) has no two
-//! non-adjacent faces that touch, so the traversal may skip `S` against itself.
+//! Sound normal-cone culling: certifies that a set of faces `S` (one BVH subtree, or the union
+//! of two subtrees) has no two non-adjacent faces that touch, so the traversal may skip `S`
+//! against itself (or the two subtrees against each other).
 //!
 //! Criterion (a contour test in the spirit of Volino & Magnenat-Thalmann 1994), with the
 //! projection `π` onto the plane orthogonal to a direction `d` (from the node's normal-cone
 //! mask):
 //! 1. every face of `S` projects with strictly positive orientation (`n · d > 0`), certified
-//!    with a rigorous f64 error bound;
+//!    per face with a rigorous error bound ([`gprox_bvh::normal_cone::certified_direction_mask`],
+//!    ANDed over the node, see [`Layout::masks`]);
 //! 2. every edge of `S` is shared by at most two faces of `S`, consistently oriented
-//!    (no [`BAD_EDGE`]); the boundary edges of `S` form exactly one closed loop through distinct
-//!    vertices;
+//!    (no bad edge, see [`Layout`]); the boundary edges of `S` (cached per node, merged for a
+//!    union) form exactly one closed loop through distinct vertices;
 //! 3. the projected loop is simple: consecutive segments meet only at their common vertex and
 //!    non-consecutive segments are disjoint (certified with error bounds).
 //!
@@ -23,19 +25,22 @@
 
 use glam::{DVec2, Vec3};
 
-use super::topology::{Topology, BAD_EDGE, NO_FACE};
+use super::layout::{Half, Layout};
+use super::traverse::Prune;
 use gprox_bvh::normal_cone::DIRECTIONS;
 
 const U: f64 = f64::EPSILON * 0.5;
 
 /// Scratch state for certifying nodes of one mesh (reused across nodes and frames).
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Certifier {
-    face_stamp: Vec<u32>,
     vert_stamp: Vec<u32>,
     next: Vec<u32>,
     stamp: u32,
     boundary: Vec<u32>,
-    segs: Vec<(DVec2, DVec2, usize)>,
+    lp: Vec<u32>,
+    pts: Vec<DVec2>,
+    segs: Vec<(f64, f64, usize)>,
 }
 
 /// Sign of `a·d - b·c` (`sub`) or `a·c + b·d`, certified against perturbations of the four
@@ -84,41 +89,92 @@ fn disjoint(a: DVec2, b: DVec2, c: DVec2, d: DVec2, e: f64) -> bool {
 }
 
 impl Certifier {
-    pub(crate) fn new(face_count: usize, vertex_count: usize) -> Self {
+    /// Scratch for a mesh of `vertex_count` vertices.
+    pub(crate) fn new(vertex_count: usize) -> Self {
         Self {
-            face_stamp: vec![0; face_count],
             vert_stamp: vec![0; vertex_count],
             next: vec![0; vertex_count],
-            stamp: 0,
-            boundary: Vec::new(),
-            segs: Vec::new(),
+            ..Self::default()
         }
+    }
+
+    /// Vertex count this scratch was made for.
+    pub(crate) fn vertex_count(&self) -> usize {
+        self.vert_stamp.len()
     }
 
     fn bump(&mut self) -> u32 {
         self.stamp = self.stamp.wrapping_add(1);
         if self.stamp == 0 {
-            self.face_stamp.fill(0);
             self.vert_stamp.fill(0);
             self.stamp = 1;
         }
         self.stamp
     }
 
-    /// Whether no two non-adjacent faces of `set` can touch (see the module docs). `mask` is
-    /// the node's direction mask; `max_abs` bounds every coordinate of `pos`.
-    pub(crate) fn certify(
+    /// Whether no two non-adjacent faces below `node` can touch (see the module docs).
+    /// `max_abs` bounds every coordinate of `pos`.
+    pub(crate) fn certify_node(
         &mut self,
-        set: &[u32],
-        mask: u32,
-        faces: &[[u32; 3]],
+        layout: &Layout,
+        masks: &[u32],
+        node: u32,
         pos: &[Vec3],
-        topo: &Topology,
         max_abs: f64,
     ) -> bool {
-        if mask == 0 || set.len() < 2 {
-            return set.len() < 2;
+        let mask = masks[node as usize];
+        if mask == 0 {
+            return false;
         }
+        let none = [u32::MAX, 0];
+        self.certify(&[(layout.boundary(node), none)], mask, pos, max_abs)
+    }
+
+    /// Whether no two non-adjacent faces of the union of the (disjoint) subtrees `a` and `b`
+    /// can touch (then no face below `a` touches a non-adjacent face below `b`):
+    /// [`Prune::Skip`] when certified, [`Prune::DescendSilently`] when `a` and `b` share no edge
+    /// (no pair of their descendants can be certified either), [`Prune::Descend`] otherwise.
+    pub(crate) fn certify_union(
+        &mut self,
+        layout: &Layout,
+        masks: &[u32],
+        a: u32,
+        b: u32,
+        pos: &[Vec3],
+        max_abs: f64,
+    ) -> Prune {
+        let mask = masks[a as usize] & masks[b as usize];
+        let (ba, bb) = (layout.boundary(a), layout.boundary(b));
+        let (ra, rb) = (layout.range[a as usize], layout.range[b as usize]);
+        // Shared edges appear in both boundaries: search the shorter one.
+        let shared = if ba.len() <= bb.len() {
+            layout.share_edge(a, b)
+        } else {
+            layout.share_edge(b, a)
+        };
+        if !shared {
+            return Prune::DescendSilently;
+        }
+        if mask == 0 {
+            return Prune::Descend;
+        }
+        if self.certify(&[(ba, rb), (bb, ra)], mask, pos, max_abs) {
+            Prune::Skip
+        } else {
+            Prune::Descend
+        }
+    }
+
+    /// The contour test on the boundary half-edges of `parts` (each: a node's boundary without
+    /// the edges whose face across lies in the given leaf-slot range), for a set whose faces
+    /// all have `mask`'s first direction in their certified masks.
+    fn certify(
+        &mut self,
+        parts: &[(&[Half], [u32; 2])],
+        mask: u32,
+        pos: &[Vec3],
+        max_abs: f64,
+    ) -> bool {
         let d = DIRECTIONS[mask.trailing_zeros() as usize].map(f64::from);
         // p1 ⟂ d with small integer entries, p2 = d × p1 (also integer): p1 × p2 ∥ +d.
         let cands = [[d[1], -d[0], 0.0], [0.0, d[2], -d[1]], [d[2], 0.0, -d[0]]];
@@ -142,58 +198,51 @@ impl Certifier {
             )
         };
         let stamp = self.bump();
-        for &f in set {
-            self.face_stamp[f as usize] = stamp;
-        }
-        // 1. Strictly positive projected orientation.
-        for &f in set {
-            let [a, b, c] = faces[f as usize];
-            if orient(proj(a), proj(b), proj(c), e) != 1 {
-                return false;
-            }
-        }
         // 2. Boundary half-edges, one outgoing per vertex, one loop.
         self.boundary.clear();
-        for &f in set {
-            let tri = faces[f as usize];
-            for k in 0..3 {
-                let adj = topo.adjacent[f as usize][k];
-                if adj == BAD_EDGE {
+        let mut removed = false;
+        for &(edges, [lo, hi]) in parts {
+            for h in edges {
+                if lo <= h.adj && h.adj <= hi {
+                    removed = true;
+                    continue;
+                }
+                if self.vert_stamp[h.u as usize] == stamp {
                     return false;
                 }
-                if adj == NO_FACE || self.face_stamp[adj as usize] != stamp {
-                    let (u, v) = (tri[k], tri[(k + 1) % 3]);
-                    if self.vert_stamp[u as usize] == stamp {
-                        return false;
-                    }
-                    self.vert_stamp[u as usize] = stamp;
-                    self.next[u as usize] = v;
-                    self.boundary.push(u);
-                }
+                self.vert_stamp[h.u as usize] = stamp;
+                self.next[h.u as usize] = h.v;
+                self.boundary.push(h.u);
             }
+        }
+        // Two parts that share no edge bound at least two loops.
+        if parts.len() > 1 && !removed {
+            return false;
         }
         let nb = self.boundary.len();
         if nb < 3 {
             return false;
         }
         let start = self.boundary[0];
-        let mut lp = Vec::with_capacity(nb);
+        self.lp.clear();
         let mut cur = start;
         loop {
-            if self.vert_stamp[cur as usize] != stamp || lp.len() >= nb {
+            if self.vert_stamp[cur as usize] != stamp || self.lp.len() >= nb {
                 return false;
             }
-            lp.push(cur);
+            self.lp.push(cur);
             cur = self.next[cur as usize];
             if cur == start {
                 break;
             }
         }
-        if lp.len() != nb {
+        if self.lp.len() != nb {
             return false;
         }
         // 3. Simple projected loop.
-        let pts: Vec<DVec2> = lp.iter().map(|&v| proj(v)).collect();
+        self.pts.clear();
+        self.pts.extend(self.lp.iter().map(|&v| proj(v)));
+        let pts = &self.pts;
         for i in 0..nb {
             let (a, b, c) = (pts[i], pts[(i + 1) % nb], pts[(i + 2) % nb]);
             let (ab, bc) = (b - a, c - b);
@@ -205,23 +254,24 @@ impl Certifier {
         }
         self.segs.clear();
         for i in 0..nb {
-            self.segs.push((pts[i], pts[(i + 1) % nb], i));
+            let (a, b) = (pts[i], pts[(i + 1) % nb]);
+            self.segs.push((a.x.min(b.x), a.x.max(b.x), i));
         }
-        self.segs
-            .sort_unstable_by(|x, y| x.0.x.min(x.1.x).total_cmp(&y.0.x.min(y.1.x)));
+        self.segs.sort_unstable_by(|x, y| x.0.total_cmp(&y.0));
         let m = 2.5 * e;
         for s in 0..nb {
-            let (a, b, i) = self.segs[s];
-            let hi = a.x.max(b.x);
+            let (_, hi, i) = self.segs[s];
             for t in s + 1..nb {
-                let (c, d, j) = self.segs[t];
-                if c.x.min(d.x) - hi > m {
+                let (lo, _, j) = self.segs[t];
+                if lo - hi > m {
                     break;
                 }
                 let gap = i.abs_diff(j);
                 if gap <= 1 || gap == nb - 1 {
                     continue;
                 }
+                let (a, b) = (pts[i], pts[(i + 1) % nb]);
+                let (c, d) = (pts[j], pts[(j + 1) % nb]);
                 if !disjoint(a, b, c, d, e) {
                     return false;
                 }

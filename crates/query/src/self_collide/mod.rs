@@ -4,19 +4,22 @@
 //! excluded by topology, not by distance.
 //!
 //! The BVTT self traversal ([`traverse`]) pairs a node with itself only through its children;
-//! normal-cone culling ([`gprox_bvh::normal_cone`] masks as a hint, the private `cull` module's certificate as
-//! the proof) skips nodes that provably hold no such pair, so results are identical with and
-//! without culling. [`SelfCollider`] keeps the BVH across frames (refit with a
-//! [`RebuildPolicy`]).
+//! normal-cone culling skips nodes, and pairs of nodes below a node that was not skipped, whose
+//! face set (or union of the two face sets) provably holds no such pair: certified direction
+//! masks per face ([`gprox_bvh::normal_cone::certified_direction_mask`]) ANDed bottom-up, and
+//! the contour test of the private `cull` module on boundary loops cached per node (private
+//! `layout` module). Results are identical with and without culling. [`SelfCullCache`] keeps
+//! the per-node data across frames ([`self_collide_cached`]); [`SelfCollider`] keeps the BVH
+//! too (refit with a [`RebuildPolicy`]).
 
 mod cull;
+mod layout;
 pub mod topology;
 pub mod traverse;
 
 use glam::Vec3;
 use gprox_bvh::{
     lbvh::build_from_aabbs,
-    normal_cone::normal_cones,
     rebuild_policy::{RebuildPolicy, Update},
     refit::{triangle_aabbs, RefitError},
     Bvh,
@@ -26,6 +29,8 @@ use gprox_geometry::{tri_tri::triangles_intersect, TriMesh};
 pub use topology::{share_vertex, Topology};
 
 use cull::Certifier;
+use layout::Layout;
+use traverse::Prune;
 
 /// Errors of the self-collision query: the acceleration data does not belong to the mesh.
 #[derive(Debug, thiserror::Error)]
@@ -66,7 +71,7 @@ pub struct SelfCollisions {
     pub pairs: Vec<[u32; 2]>,
     /// Non-adjacent leaf pairs with overlapping boxes (exact tests run).
     pub candidates: usize,
-    /// Nodes skipped by normal-cone culling.
+    /// Nodes (against themselves) and node pairs skipped by normal-cone culling.
     pub culled_nodes: usize,
 }
 
@@ -83,8 +88,10 @@ pub fn face_normals(mesh: &TriMesh) -> Vec<Vec3> {
 }
 
 /// Every intersecting pair of non-adjacent faces of `mesh`, using `bvh` (an LBVH over the
-/// mesh's current face boxes) and, when `masks` is given (from
-/// [`gprox_bvh::normal_cone::normal_cones`] over the same tree), normal-cone culling.
+/// mesh's current face boxes). `masks` switches normal-cone culling on: pass the node masks of
+/// [`gprox_bvh::normal_cone::normal_cones`] over the same tree (checked for length; the query
+/// recomputes certified masks itself and culls only what it proves, so the pairs are the same
+/// with and without culling). Across frames, [`self_collide_cached`] reuses the culling data.
 ///
 /// ```
 /// use gprox_query::self_collide::{self_collide, Topology};
@@ -104,8 +111,96 @@ pub fn self_collide(
     topo: &Topology,
     masks: Option<&[u32]>,
 ) -> Result<SelfCollisions, SelfCollideError> {
+    check_inputs(mesh, bvh, topo)?;
+    match masks {
+        None => Ok(run(mesh, bvh, None)),
+        Some(m) if m.len() != bvh.nodes.len() => Err(SelfCollideError::MaskMismatch {
+            masks: m.len(),
+            nodes: bvh.nodes.len(),
+        }),
+        Some(_) => self_collide_cached(mesh, bvh, topo, &mut SelfCullCache::default()),
+    }
+}
+
+/// Reusable normal-cone culling state of one mesh topology and BVH layout: the per-node
+/// boundary edges (kept while the tree is only refitted, rebuilt when the tree or the faces
+/// change), the per-frame certified masks and the scratch of the certificates.
+#[derive(Clone, Debug, Default)]
+pub struct SelfCullCache {
+    layout: Option<Layout>,
+    masks: Vec<u32>,
+    certifier: Certifier,
+}
+
+impl SelfCullCache {
+    /// Builds the per-node data for `bvh` over `mesh` now (one-off setup; otherwise the first
+    /// [`self_collide_cached`] builds it, and any call whose tree or faces differ rebuilds it).
+    pub fn prepare(
+        &mut self,
+        mesh: &TriMesh,
+        bvh: &Bvh,
+        topo: &Topology,
+    ) -> Result<(), SelfCollideError> {
+        check_inputs(mesh, bvh, topo)?;
+        self.fit(mesh, bvh, topo);
+        Ok(())
+    }
+
+    /// Makes the layout fit `bvh` over `mesh`'s faces (rebuilt only when it does not).
+    fn fit(&mut self, mesh: &TriMesh, bvh: &Bvh, topo: &Topology) {
+        let faces = mesh.faces();
+        if !self.layout.as_ref().is_some_and(|l| l.matches(bvh, faces)) {
+            self.layout = Layout::new(bvh, faces, topo);
+        }
+        if self.certifier.vertex_count() != mesh.vertex_count() {
+            self.certifier = Certifier::new(mesh.vertex_count());
+        }
+    }
+}
+
+/// [`self_collide`] with normal-cone culling, reusing `cache` across calls (frames): no
+/// per-node data is rebuilt while `bvh` keeps its layout (refit only), nothing is allocated
+/// per call but the result.
+///
+/// ```
+/// use gprox_query::self_collide::{self_collide_cached, SelfCullCache, Topology};
+/// use gprox_geometry::{glam::Vec3, TriMesh};
+/// let p = vec![Vec3::new(0.0, 0.0, 0.0), Vec3::new(2.0, 0.0, 0.0), Vec3::new(0.0, 2.0, 0.0),
+///              Vec3::new(0.5, 0.5, -1.0), Vec3::new(0.5, 0.5, 1.0), Vec3::new(3.0, 3.0, 0.0)];
+/// let mesh = TriMesh::new(p, vec![[0, 1, 2], [3, 4, 5]]).unwrap();
+/// let bvh = gprox_bvh::lbvh::build(&mesh);
+/// let topo = Topology::new(mesh.faces(), mesh.vertex_count());
+/// let mut cache = SelfCullCache::default();
+/// cache.prepare(&mesh, &bvh, &topo).unwrap(); // optional: setup outside the frame loop
+/// for _frame in 0..2 {
+///     let r = self_collide_cached(&mesh, &bvh, &topo, &mut cache).unwrap();
+///     assert_eq!(r.pairs, vec![[0, 1]]);
+/// }
+/// ```
+pub fn self_collide_cached(
+    mesh: &TriMesh,
+    bvh: &Bvh,
+    topo: &Topology,
+    cache: &mut SelfCullCache,
+) -> Result<SelfCollisions, SelfCollideError> {
+    check_inputs(mesh, bvh, topo)?;
+    cache.fit(mesh, bvh, topo);
+    let SelfCullCache {
+        layout,
+        masks,
+        certifier,
+    } = cache;
+    let Some(layout) = layout.as_ref() else {
+        return Ok(run(mesh, bvh, None));
+    };
+    layout.masks(bvh, mesh.faces(), mesh.positions(), masks);
+    Ok(run(mesh, bvh, Some((layout, masks, certifier))))
+}
+
+/// Typed errors for a tree or topology that does not belong to `mesh`.
+fn check_inputs(mesh: &TriMesh, bvh: &Bvh, topo: &Topology) -> Result<(), SelfCollideError> {
     let faces = mesh.faces();
-    if bvh.leaf_count() != faces.len() || bvh.nodes.len() != 2 * faces.len() - 1 {
+    if bvh.leaf_count() != faces.len() || bvh.nodes.len() != (2 * faces.len()).saturating_sub(1) {
         return Err(SelfCollideError::BvhMismatch {
             leaves: bvh.leaf_count(),
             faces: faces.len(),
@@ -117,63 +212,86 @@ pub fn self_collide(
             faces: faces.len(),
         });
     }
-    if let Some(m) = masks {
-        if m.len() != bvh.nodes.len() {
-            return Err(SelfCollideError::MaskMismatch {
-                masks: m.len(),
-                nodes: bvh.nodes.len(),
-            });
-        }
-    }
-    let pos = mesh.positions();
-    let max_abs = pos
-        .iter()
-        .fold(0.0f64, |m, p| m.max(p.abs().max_element() as f64));
-    let n1 = bvh.first_leaf();
-    let mut certifier = masks.map(|_| Certifier::new(faces.len(), pos.len()));
-    let mut set: Vec<u32> = Vec::new();
-    let mut out = SelfCollisions::default();
-    let mut culled = 0usize;
-    let mut candidates = 0usize;
-    let mut pairs = Vec::new();
-    traverse::self_leaves_culled(
-        bvh,
-        |node, first, last| {
-            let (Some(m), Some(c)) = (masks, certifier.as_mut()) else {
-                return false;
-            };
-            let mask = m[node as usize];
-            if mask == 0 {
-                return false;
-            }
-            set.clear();
-            set.extend((first as usize..=last as usize).map(|k| bvh.nodes[n1 + k].left));
-            let ok = c.certify(&set, mask, faces, pos, topo, max_abs);
-            culled += ok as usize;
-            ok
-        },
-        |a, b| {
-            let (fa, fb) = (faces[a as usize], faces[b as usize]);
-            if share_vertex(&fa, &fb) {
-                return;
-            }
-            candidates += 1;
-            let ta = fa.map(|v| pos[v as usize].as_dvec3());
-            let tb = fb.map(|v| pos[v as usize].as_dvec3());
-            if triangles_intersect(&ta, &tb) {
-                pairs.push([a.min(b), a.max(b)]);
-            }
-        },
-    );
-    pairs.sort_unstable();
-    pairs.dedup();
-    out.pairs = pairs;
-    out.candidates = candidates;
-    out.culled_nodes = culled;
-    Ok(out)
+    Ok(())
 }
 
-/// Per-frame self-collision of a deforming mesh: keeps topology, BVH and normal-cone masks;
+/// In meshes of at least [`LARGE_MESH`] faces, node sets smaller than this are not certified
+/// (descending them is cheaper). A speed heuristic only: it never changes the pairs.
+const MIN_CERTIFY_FACES: u32 = 16;
+/// See [`MIN_CERTIFY_FACES`] (smaller meshes certify every node, which the tests exercise).
+const LARGE_MESH: usize = 1024;
+
+/// The traversal: plain, or culled with a prepared layout (masks of `mesh`'s positions).
+fn run(
+    mesh: &TriMesh,
+    bvh: &Bvh,
+    cull: Option<(&Layout, &[u32], &mut Certifier)>,
+) -> SelfCollisions {
+    let (faces, pos) = (mesh.faces(), mesh.positions());
+    let mut candidates = 0usize;
+    let mut pairs = Vec::new();
+    let mut leaf = |a: u32, b: u32| {
+        let (fa, fb) = (faces[a as usize], faces[b as usize]);
+        if share_vertex(&fa, &fb) {
+            return;
+        }
+        candidates += 1;
+        let ta = fa.map(|v| pos[v as usize].as_dvec3());
+        let tb = fb.map(|v| pos[v as usize].as_dvec3());
+        if triangles_intersect(&ta, &tb) {
+            pairs.push([a.min(b), a.max(b)]);
+        }
+    };
+    let mut culled = 0usize;
+    match cull {
+        None => traverse::self_leaves(bvh, &mut leaf),
+        Some((layout, masks, certifier)) => {
+            let max_abs = pos
+                .iter()
+                .fold(0.0f64, |m, p| m.max(p.abs().max_element() as f64));
+            let overlap = |i: u32, j: u32| {
+                bvh.nodes[i as usize]
+                    .aabb
+                    .overlaps(&bvh.nodes[j as usize].aabb)
+            };
+            let min_faces = if faces.len() >= LARGE_MESH {
+                MIN_CERTIFY_FACES
+            } else {
+                0
+            };
+            let size = |x: u32| {
+                let [f, l] = layout.range[x as usize];
+                l - f + 1
+            };
+            let skip = |a: u32, b: u32| {
+                let small = if a == b { size(a) } else { size(a) + size(b) } < min_faces;
+                if small {
+                    return Prune::DescendSilently;
+                }
+                let p = if a == b {
+                    match certifier.certify_node(layout, masks, a, pos, max_abs) {
+                        true => Prune::Skip,
+                        false => Prune::Descend,
+                    }
+                } else {
+                    certifier.certify_union(layout, masks, a, b, pos, max_abs)
+                };
+                culled += (p == Prune::Skip) as usize;
+                p
+            };
+            traverse::self_leaves_pruned(bvh, overlap, skip, &mut leaf);
+        }
+    }
+    pairs.sort_unstable();
+    pairs.dedup();
+    SelfCollisions {
+        pairs,
+        candidates,
+        culled_nodes: culled,
+    }
+}
+
+/// Per-frame self-collision of a deforming mesh: keeps topology, BVH and the culling data;
 /// [`SelfCollider::update`] refits (or rebuilds, by the [`RebuildPolicy`]) to new positions.
 #[derive(Clone, Debug)]
 pub struct SelfCollider {
@@ -181,12 +299,14 @@ pub struct SelfCollider {
     pub topology: Topology,
     /// LBVH over the current face boxes.
     pub bvh: Bvh,
-    /// Normal-cone masks of `bvh` (empty when culling is off).
+    /// Certified normal-cone masks of `bvh` at the last update (empty when culling is off).
     pub masks: Vec<u32>,
     /// Refit/rebuild decision and its quality ratio.
     pub policy: RebuildPolicy,
     /// Whether normal-cone culling is used.
     pub culling: bool,
+    /// Boundaries of the tree's nodes (culling only).
+    cache: SelfCullCache,
 }
 
 impl SelfCollider {
@@ -195,17 +315,26 @@ impl SelfCollider {
         let bvh = build_from_aabbs(&triangle_aabbs(mesh));
         let mut policy = RebuildPolicy::default();
         policy.reset(&bvh);
-        let masks = if culling {
-            normal_cones(&bvh, &face_normals(mesh))
-        } else {
-            Vec::new()
-        };
-        Self {
+        let mut sc = Self {
             topology: Topology::new(mesh.faces(), mesh.vertex_count()),
             bvh,
-            masks,
+            masks: Vec::new(),
             policy,
             culling,
+            cache: SelfCullCache::default(),
+        };
+        sc.refresh(mesh);
+        sc
+    }
+
+    /// Refits the culling data to the tree and the masks to the positions.
+    fn refresh(&mut self, mesh: &TriMesh) {
+        if !self.culling || self.bvh.nodes.len() < 3 {
+            return;
+        }
+        self.cache.fit(mesh, &self.bvh, &self.topology);
+        if let Some(l) = &self.cache.layout {
+            l.masks(&self.bvh, mesh.faces(), mesh.positions(), &mut self.masks);
         }
     }
 
@@ -214,15 +343,28 @@ impl SelfCollider {
     pub fn update(&mut self, mesh: &TriMesh) -> Result<Update, SelfCollideError> {
         let boxes = triangle_aabbs(mesh);
         let u = self.policy.update(&mut self.bvh, &boxes)?;
-        if self.culling {
-            self.masks = normal_cones(&self.bvh, &face_normals(mesh));
-        }
+        self.refresh(mesh);
         Ok(u)
     }
 
-    /// Self-collision of `mesh` at the positions of the last [`SelfCollider::update`].
+    /// Self-collision of `mesh` at the positions of the last [`SelfCollider::update`] (the
+    /// culling is sound for any positions: the masks are recomputed for `mesh` when culling).
     pub fn query(&self, mesh: &TriMesh) -> Result<SelfCollisions, SelfCollideError> {
-        let masks = self.culling.then_some(self.masks.as_slice());
-        self_collide(mesh, &self.bvh, &self.topology, masks)
+        if !self.culling {
+            return self_collide(mesh, &self.bvh, &self.topology, None);
+        }
+        check_inputs(mesh, &self.bvh, &self.topology)?;
+        let mut cache = SelfCullCache::default();
+        let layout = match &self.cache.layout {
+            Some(l) if l.matches(&self.bvh, mesh.faces()) => l,
+            _ => return self_collide_cached(mesh, &self.bvh, &self.topology, &mut cache),
+        };
+        cache.certifier = Certifier::new(mesh.vertex_count());
+        layout.masks(&self.bvh, mesh.faces(), mesh.positions(), &mut cache.masks);
+        Ok(run(
+            mesh,
+            &self.bvh,
+            Some((layout, &cache.masks, &mut cache.certifier)),
+        ))
     }
 }

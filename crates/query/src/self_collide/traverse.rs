@@ -146,3 +146,84 @@ pub fn self_leaves_by(
         }
     }
 }
+
+/// Answer of the pruning callback of [`self_leaves_pruned`] for one node or node pair.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Prune {
+    /// Traverse below as usual.
+    Descend,
+    /// Nothing below needs reporting: skip it.
+    Skip,
+    /// Traverse below, but do not offer the node pairs below this pair again (the caller knows
+    /// they cannot be skipped).
+    DescendSilently,
+}
+
+/// [`self_leaves_by`] with pair-level pruning: `skip(i, i)` is asked whether node `i` may be
+/// skipped against itself, `skip(a, b)` (`a != b`, below the two children of a node that was
+/// not skipped) whether the node pair may be skipped; the caller certifies that no leaf pair
+/// below a skipped node (pair) needs reporting. The pair of a node's two children is not offered
+/// (their union is the node, which was just asked), nor are leaf pairs.
+pub fn self_leaves_pruned(
+    bvh: &Bvh,
+    overlap: impl Fn(u32, u32) -> bool,
+    mut skip: impl FnMut(u32, u32) -> Prune,
+    mut f: impl FnMut(u32, u32),
+) {
+    if bvh.nodes.len() < 3 {
+        return;
+    }
+    let mut selfs = vec![0u32];
+    let mut pairs: Vec<(u32, u32, bool)> = Vec::new();
+    while let Some(i) = selfs.pop() {
+        let node = &bvh.nodes[i as usize];
+        if node.is_leaf() || skip(i, i) == Prune::Skip {
+            continue;
+        }
+        selfs.push(node.left);
+        selfs.push(node.right);
+        if !overlap(node.left, node.right) {
+            continue;
+        }
+        pairs.push((node.left, node.right, false));
+        let mut first = true;
+        while let Some((a, b, ask)) = pairs.pop() {
+            let (na, nb) = (&bvh.nodes[a as usize], &bvh.nodes[b as usize]);
+            if na.is_leaf() && nb.is_leaf() {
+                f(na.left, nb.left);
+                continue;
+            }
+            let below = match ask {
+                _ if first => true,
+                false => false,
+                true => match skip(a, b) {
+                    Prune::Skip => continue,
+                    Prune::Descend => true,
+                    Prune::DescendSilently => false,
+                },
+            };
+            first = false;
+            let mut push = |x: u32, y: u32| {
+                if overlap(x, y) {
+                    pairs.push((x, y, below));
+                }
+            };
+            match (na.is_leaf(), nb.is_leaf()) {
+                (true, _) => {
+                    push(a, nb.right);
+                    push(a, nb.left);
+                }
+                (false, true) => {
+                    push(na.right, b);
+                    push(na.left, b);
+                }
+                (false, false) => {
+                    push(na.right, nb.right);
+                    push(na.right, nb.left);
+                    push(na.left, nb.right);
+                    push(na.left, nb.left);
+                }
+            }
+        }
+    }
+}
