@@ -92,6 +92,22 @@ impl Context {
         self.backend
     }
 
+    /// Runs `f` and, on a CUDA GPU, times it with CUDA events on the device's stream
+    /// (milliseconds); `None` on the CPU and in the emulator.
+    ///
+    /// ```
+    /// use gprox::{Backend, Context};
+    /// let ctx = Context::new(Backend::Cpu).unwrap();
+    /// let (x, gpu_ms) = ctx.time_on_device(|| 6 * 7).unwrap();
+    /// assert_eq!((x, gpu_ms), (42, None));
+    /// ```
+    pub fn time_on_device<R>(&self, f: impl FnOnce() -> R) -> Result<(R, Option<f64>), Error> {
+        match &self.device {
+            None => Ok((f(), None)),
+            Some(d) => Ok(d.time(f)?),
+        }
+    }
+
     /// Builds the BVH of `mesh` on this backend (every backend builds the same tree).
     pub fn model(&self, mesh: TriMesh) -> Result<Model, Error> {
         match &self.device {

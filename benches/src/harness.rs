@@ -52,6 +52,10 @@ pub struct Args {
     /// Threads for the LBVH timing.
     #[arg(long, default_value_t = 2)]
     pub lbvh_threads: usize,
+    /// parry3d-f64 side by side: frames per target (evenly spaced over the run's frames;
+    /// 0: no parry). Needs the default cargo feature `parry`.
+    #[arg(long, default_value_t = 10)]
+    pub parry_frames: usize,
 }
 
 impl Default for Args {
@@ -142,6 +146,13 @@ fn check_reference(data: &RunData, peers: Option<&crate::peers::PeerQuery>, src:
         source: src.to_string(),
         ..Default::default()
     };
+    if data.frames.iter().any(|f| f.inside_vertices.is_some()) {
+        check.notes.push(
+            "penetration: the reference is analytic (tessellation error), not compared; \
+             parry3d-f64 (same process) is the cross-check"
+                .into(),
+        );
+    }
     for f in &data.frames {
         let Some(r) = pq.reference.get(&f.frame) else {
             continue;
@@ -272,6 +283,7 @@ pub fn run_all(args: &Args) -> Result<bool> {
         lbvh: Vec::new(),
         skipped: Vec::new(),
         failures: Vec::new(),
+        parry_disagreements: Vec::new(),
     };
     if !scenes_dir.is_dir() {
         eprintln!(
@@ -422,6 +434,7 @@ pub fn run_all(args: &Args) -> Result<bool> {
                     frames: data.frames.clone(),
                     reference,
                     peers: peers_ratio,
+                    parry: None,
                 });
                 if first_data.is_none() {
                     first_data = Some(data);
@@ -430,6 +443,17 @@ pub fn run_all(args: &Args) -> Result<bool> {
             let runs: Vec<&RunRecord> = report.runs[first_run..].iter().collect();
             if let Err(e) = crate::plot::frame_times(&out_dir, &runs) {
                 eprintln!("warning: plot for {} {}: {e:#}", scene.name(), t.label);
+            }
+            #[cfg(feature = "parry")]
+            if let (true, Some(base)) = (
+                args.parry_frames > 0 && crate::parry::supports(t),
+                &first_data,
+            ) {
+                bar.set_message(format!("{} {} parry3d-f64", t.kind.as_str(), t.label));
+                let pq = peers
+                    .as_ref()
+                    .and_then(|p| p.get(t.kind.as_str(), &t.label));
+                crate::parry::attach(&mut report, first_run, &scene, t, base, pq, args, &bars);
             }
         }
         bar.finish();

@@ -5,9 +5,14 @@
 //!
 //! Run with `cargo run --release -p gprox-bench -- --help` or `cargo bench -p gprox-bench`.
 
+pub mod compare;
+pub mod external;
 pub mod harness;
+#[cfg(feature = "parry")]
+pub mod parry;
 pub mod peers;
 pub mod plot;
+pub mod query;
 pub mod report;
 pub mod run;
 pub mod stats;

@@ -22,6 +22,21 @@ pub struct RefFrame {
     pub object_pairs: Option<Vec<[u32; 2]>>,
 }
 
+impl RefFrame {
+    /// The reference as a frame record (timings zero) of frame `frame`.
+    pub fn to_record(&self, frame: usize) -> crate::report::FrameRecord {
+        crate::report::FrameRecord {
+            frame,
+            count: self.count,
+            collide: self.collide,
+            distance: self.distance,
+            toi: self.toi,
+            object_pairs: self.object_pairs.clone(),
+            ..Default::default()
+        }
+    }
+}
+
 /// A peer's medians for one query target.
 #[derive(Clone, Debug, Serialize)]
 pub struct PeerTiming {

@@ -37,6 +37,21 @@ pub struct FrameRecord {
     /// Colliding object pairs (queries over `"all"` pairs).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub object_pairs: Option<Vec<[u32; 2]>>,
+    /// Closest point on the first object, world coordinates (distance).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p1: Option<[f64; 3]>,
+    /// Closest point on the second object, world coordinates (distance).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p2: Option<[f64; 3]>,
+    /// Vertices of either mesh strictly inside the other closed mesh (penetration).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub inside_vertices: Option<u64>,
+    /// Largest depth of an inside vertex (penetration).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_depth: Option<f64>,
+    /// Summed depth of the inside vertices (penetration).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sum_depth: Option<f64>,
 }
 
 /// The comparison of a run's results with the reference results of the scene.
@@ -103,6 +118,35 @@ pub struct RunRecord {
     pub reference: RefCheck,
     /// Peers measured on the same scene and query.
     pub peers: Vec<PeerRatio>,
+    /// parry3d-f64 on the same target in the same run (cargo feature `parry`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parry: Option<ParryRecord>,
+}
+
+/// parry3d-f64 on the same target and frames, in the same process and run.
+#[derive(Clone, Debug, Serialize)]
+pub struct ParryRecord {
+    /// `parry3d-f64 0.25`.
+    pub version: String,
+    /// Frames parry ran (a subset of the run's frames, evenly spaced).
+    pub frames: Vec<usize>,
+    /// One-off `TriMesh` construction of the rigid meshes, over repetitions, ms.
+    pub build_ms: Summary,
+    /// Per frame: `TriMesh` rebuild of the deforming objects, over the frames, ms.
+    pub update_ms: Summary,
+    /// Per frame: the query, over the frames, ms.
+    pub query_ms: Summary,
+    /// Per frame: update + query, over the frames, ms.
+    pub total_ms: Summary,
+    /// This run's median update + query over the same frames, ms.
+    pub gprox_ms: f64,
+    /// `gprox_ms / total_ms.median` (< 1: gprox faster).
+    pub ratio: f64,
+    /// Frames whose parry result was compared with gprox's.
+    pub frames_checked: usize,
+    /// Every frame where parry disagrees with gprox or with the reference, e.g.
+    /// `f12: count 420 (parry) vs 421 (gprox)`. Reported, never a failure of the run.
+    pub disagreements: Vec<String>,
 }
 
 /// LBVH build and refit of a large generated mesh.
@@ -161,6 +205,8 @@ pub struct Report {
     pub skipped: Vec<Skipped>,
     /// Disagreements (with the reference or between backends); non-empty = failed run.
     pub failures: Vec<String>,
+    /// parry3d-f64 results that differ from gprox's or the reference's (not failures).
+    pub parry_disagreements: Vec<String>,
 }
 
 /// `YYYY-MM-DDTHH:MM:SSZ` for seconds since the Unix epoch (proleptic Gregorian, UTC).
@@ -296,6 +342,45 @@ impl Report {
             s.push_str("| scene | query | peer | peer ms | gprox ms | gprox / peer | note |\n");
             s.push_str("|---|---|---|---:|---:|---:|---|\n");
             s.push_str(&peers);
+        }
+        let parry: Vec<&RunRecord> = self
+            .runs
+            .iter()
+            .filter(|r| r.threads == 1 && r.parry.is_some())
+            .collect();
+        if !parry.is_empty() {
+            s.push_str(
+                "\n## parry3d-f64 side by side (same process, single thread, median update + query per frame over the same frames)\n\n",
+            );
+            s.push_str("| scene | query | target | frames | parry build | parry update | parry query | parry ms | gprox ms | gprox / parry | disagreements |\n");
+            s.push_str("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n");
+            for r in parry {
+                let Some(p) = &r.parry else { continue };
+                let dis = if p.disagreements.is_empty() {
+                    format!("none ({} f)", p.frames_checked)
+                } else {
+                    format!(
+                        "**{}**: {}",
+                        p.disagreements.len(),
+                        cell(&p.disagreements[..p.disagreements.len().min(2)].join("; "))
+                    )
+                };
+                let _ = writeln!(
+                    s,
+                    "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.2} | {} |",
+                    r.scene,
+                    r.query,
+                    cell(&r.target),
+                    p.frames.len(),
+                    ms(p.build_ms.median),
+                    ms(p.update_ms.median),
+                    ms(p.query_ms.median),
+                    ms(p.total_ms.median),
+                    ms(p.gprox_ms),
+                    p.ratio,
+                    dis
+                );
+            }
         }
         if !self.lbvh.is_empty() {
             s.push_str("\n## LBVH on a large mesh\n\n");

@@ -6,13 +6,10 @@ use std::time::Instant;
 use anyhow::{Context as _, Result};
 use gprox::bvh::{bv_tree::BvTree, rss::Rss};
 use gprox::geometry::scene::{Motion, QueryKind, QueryTargets, Scene};
-use gprox::query::broad_phase::{broad_phase_pairs, try_collide_many, try_collide_many_any};
-use gprox::query::ccd::{ccd_self_with_bvh, CcdOptions};
-use gprox::query::collide::{CollideOptions, CollisionObject};
-use gprox::query::distance::{distance, DistanceObject, DistanceOptions};
-use gprox::query::self_collide::{self_collide, Topology};
+use gprox::query::collide::CollideOptions;
 use gprox::{Context, Model};
 
+use crate::query::{distance_frame, query_frame, SelfSetup};
 use crate::report::{FrameRecord, Skipped};
 use crate::stats::Summary;
 
@@ -32,9 +29,11 @@ pub struct Target {
 }
 
 impl Target {
-    /// Whether `backend` can run this target (single-object queries: CPU only so far).
+    /// Whether `backend` can run this target (single-object queries, distance and penetration:
+    /// CPU only so far).
     pub fn runs_on(&self, backend: gprox::Backend) -> bool {
-        let cpu_only = self.object.is_some() || self.kind == QueryKind::Distance;
+        let cpu_only = self.object.is_some()
+            || matches!(self.kind, QueryKind::Distance | QueryKind::Penetration);
         !cpu_only || backend == gprox::Backend::Cpu
     }
 }
@@ -48,8 +47,8 @@ pub fn supported(kind: &QueryKind) -> Result<(), String> {
         | QueryKind::CollideAny
         | QueryKind::SelfCollide
         | QueryKind::Ccd
-        | QueryKind::Distance => Ok(()),
-        QueryKind::Penetration => Err("not wired into the harness yet".into()),
+        | QueryKind::Distance
+        | QueryKind::Penetration => Ok(()),
         QueryKind::Other(k) => Err(format!("unknown query kind `{k}`")),
     }
 }
@@ -156,10 +155,6 @@ fn model_slots(scene: &Scene, target: &Target) -> (Vec<usize>, Vec<Option<usize>
     (reps, slot)
 }
 
-fn fnv(h: u64, x: u64) -> u64 {
-    (h ^ x).wrapping_mul(0x100_0000_01b3)
-}
-
 /// Runs `target` over `frames` with `repeats` repetitions of the build and of every frame's
 /// update and query; `tick` is called once per frame.
 pub fn run_target(
@@ -206,11 +201,8 @@ pub fn run_target(
                 .map(|m| ctx.model(m))
                 .collect::<Result<_, _>>()?;
         }
-        // Self-collision also needs the mesh's adjacency (part of its one-off setup).
-        topology = target.object.map(|o| {
-            let m = scene.mesh(o);
-            Topology::new(m.faces(), m.vertex_count())
-        });
+        // Self-collision and CCD also need the mesh's adjacency (part of the one-off setup).
+        topology = target.object.map(|o| SelfSetup::new(scene.mesh(o)));
         build_ms.push(t.elapsed().as_secs_f64() * 1e3);
     }
     let slot_of = |o: usize| slot[o].context("object without a model");
@@ -241,30 +233,38 @@ pub fn run_target(
         let mut update = Vec::with_capacity(repeats);
         for _ in 0..repeats {
             let t = Instant::now();
-            for &(k, o) in &deforming {
-                ctx.update(&mut models[k], scene.positions(f, o))?;
-            }
-            update.push(t.elapsed().as_secs_f64() * 1e3);
+            let (done, gpu_ms) = ctx.time_on_device(|| -> Result<()> {
+                for &(k, o) in &deforming {
+                    ctx.update(&mut models[k], scene.positions(f, o))?;
+                }
+                Ok(())
+            })?;
+            done?;
+            // On a GPU the time between CUDA events on its stream, else the host's clock.
+            update.push(gpu_ms.unwrap_or(t.elapsed().as_secs_f64() * 1e3));
         }
         let mut times = Vec::with_capacity(repeats);
         let mut result = None;
         for _ in 0..repeats {
             let t = Instant::now();
-            let r = if is_distance {
-                distance_frame(scene, target, f, &meshes, &trees, &slot_of)?
-            } else {
-                query_frame(
-                    ctx,
-                    scene,
-                    target,
-                    f,
-                    &models,
-                    &slot_of,
-                    &opts,
-                    topology.as_ref(),
-                )?
-            };
-            times.push(t.elapsed().as_secs_f64() * 1e3);
+            let (r, gpu_ms) = ctx.time_on_device(|| {
+                if is_distance {
+                    distance_frame(scene, target, f, &meshes, &trees, &slot_of)
+                } else {
+                    query_frame(
+                        ctx,
+                        scene,
+                        target,
+                        f,
+                        &models,
+                        &slot_of,
+                        &opts,
+                        topology.as_ref(),
+                    )
+                }
+            })?;
+            let r = r?;
+            times.push(gpu_ms.unwrap_or(t.elapsed().as_secs_f64() * 1e3));
             if let Some((prev, _)) = &result {
                 anyhow::ensure!(
                     same_result(prev, &r.0),
@@ -302,186 +302,58 @@ pub fn same_result(a: &FrameRecord, b: &FrameRecord) -> bool {
         && a.object_pairs == b.object_pairs
         && a.distance == b.distance
         && a.toi == b.toi
+        && a.p1 == b.p1
+        && a.p2 == b.p2
+        && a.inside_vertices == b.inside_vertices
+        && a.max_depth == b.max_depth
+        && a.sum_depth == b.sum_depth
 }
 
-/// Exact minimum distance of one frame (the target's single pair).
-fn distance_frame(
-    scene: &Scene,
-    target: &Target,
-    f: usize,
-    meshes: &[gprox::geometry::TriMesh],
-    trees: &[BvTree<Rss>],
-    slot_of: &dyn Fn(usize) -> Result<usize>,
-) -> Result<(FrameRecord, u64)> {
-    let &[a, b] = target
-        .pairs
-        .first()
-        .context("distance target without a pair")?;
-    let (sa, sb) = (slot_of(a)?, slot_of(b)?);
-    let oa = DistanceObject {
-        mesh: &meshes[sa],
-        tree: &trees[sa],
-        pose: scene.pose64(f, a),
-    };
-    let ob = DistanceObject {
-        mesh: &meshes[sb],
-        tree: &trees[sb],
-        pose: scene.pose64(f, b),
-    };
-    let r = distance(&oa, &ob, &DistanceOptions::default())?;
-    let rec = FrameRecord {
-        frame: f,
-        distance: Some(r.distance),
-        collide: Some(r.distance == 0.0),
-        ..Default::default()
-    };
-    Ok((rec, r.distance.to_bits()))
-}
-
-/// One query of one frame: the result record (timings unset) and a hash of the pair lists.
-#[allow(clippy::too_many_arguments)]
-fn query_frame(
-    ctx: &Context,
-    scene: &Scene,
-    target: &Target,
-    f: usize,
-    models: &[Model],
-    slot_of: &dyn Fn(usize) -> Result<usize>,
-    opts: &CollideOptions,
-    topology: Option<&Topology>,
-) -> Result<(FrameRecord, u64)> {
-    if let (Some(o), Some(topo), QueryKind::Ccd) = (target.object, topology, &target.kind) {
-        let m = &models[slot_of(o)?];
-        let end = scene.positions(f + 1, o);
-        let r = ccd_self_with_bvh(m.mesh(), end, topo, m.bvh(), &CcdOptions::default())?;
-        let toi = r.earliest.map_or(1.0, |t| t.t_lo);
-        let rec = FrameRecord {
-            frame: f,
-            toi: Some(toi),
-            collide: Some(r.earliest.is_some()),
-            ..Default::default()
-        };
-        return Ok((rec, toi.to_bits()));
-    }
-    if let (Some(o), Some(topo)) = (target.object, topology) {
-        let m = &models[slot_of(o)?];
-        let r = self_collide(m.mesh(), m.bvh(), topo, None)?;
-        let mut hash = 0xcbf2_9ce4_8422_2325u64;
-        for [i, j] in &r.pairs {
-            hash = fnv(hash, ((*i as u64) << 32) | *j as u64);
-        }
-        let rec = FrameRecord {
-            frame: f,
-            count: Some(r.pairs.len() as u64),
-            collide: Some(!r.pairs.is_empty()),
-            ..Default::default()
-        };
-        return Ok((rec, hash));
-    }
-    if target.all_pairs {
-        return all_pairs_frame(ctx, scene, target, f, models, slot_of, opts);
-    }
-    let mut hash = 0xcbf2_9ce4_8422_2325u64;
-    let mut count = 0u64;
-    let mut hit_pairs = Vec::new();
-    for &[a, b] in &target.pairs {
-        let (ma, mb) = (&models[slot_of(a)?], &models[slot_of(b)?]);
-        let (pa, pb) = (scene.pose(f, a), scene.pose(f, b));
-        let hit = match target.kind {
-            QueryKind::CollideAll => {
-                let found = ctx.collide_all(ma, &pa, mb, &pb, opts)?;
-                count += found.len() as u64;
-                hash = hash_pairs(hash, a as u32, b as u32, &found);
-                !found.is_empty()
-            }
-            QueryKind::CollideAny => ctx.collide_any(ma, &pa, mb, &pb, opts)?,
-            _ => anyhow::bail!("query `{}` is not supported", target.kind.as_str()),
-        };
-        if hit {
-            hit_pairs.push([a as u32, b as u32]);
-            if target.kind == QueryKind::CollideAny {
-                break;
-            }
+/// Every difference of `theirs` (named `who`) from `ours` on one frame: counts, flags and
+/// object pairs exactly, distances to 1e-5 relative, penetration within 2 vertices and 1e-4
+/// depth (the rules of `shared/peers/run_peers.py`). Timings are ignored.
+pub fn differences(ours: &FrameRecord, theirs: &FrameRecord, me: &str, who: &str) -> Vec<String> {
+    let f = ours.frame;
+    let mut d = Vec::new();
+    if let (Some(a), Some(b)) = (theirs.count, ours.count) {
+        if a != b {
+            d.push(format!("f{f}: count {a} ({who}) vs {b} ({me})"));
         }
     }
-    let rec = FrameRecord {
-        frame: f,
-        count: (target.kind == QueryKind::CollideAll).then_some(count),
-        collide: Some(!hit_pairs.is_empty()),
-        ..Default::default()
-    };
-    Ok((rec, hash))
-}
-
-/// Folds one object pair's non-empty contact list into the FNV-1a hash.
-fn hash_pairs(mut hash: u64, a: u32, b: u32, found: &[[u32; 2]]) -> u64 {
-    if !found.is_empty() {
-        hash = fnv(hash, ((a as u64) << 32) | b as u64);
-        for [i, j] in found {
-            hash = fnv(hash, ((*i as u64) << 32) | *j as u64);
+    if let (Some(a), Some(b)) = (theirs.collide, ours.collide) {
+        if a != b {
+            d.push(format!("f{f}: collide {a} ({who}) vs {b} ({me})"));
         }
     }
-    hash
-}
-
-/// A `pairs: "all"` frame: the library's broad phase
-/// ([`gprox::query::broad_phase`]); on the CPU backend the whole query is
-/// `collide_many` / `collide_many_any`, on other backends the broad-phase candidates go through
-/// the backend's narrow phase one object pair at a time.
-fn all_pairs_frame(
-    ctx: &Context,
-    scene: &Scene,
-    target: &Target,
-    f: usize,
-    models: &[Model],
-    slot_of: &dyn Fn(usize) -> Result<usize>,
-    opts: &CollideOptions,
-) -> Result<(FrameRecord, u64)> {
-    let objects = (0..scene.object_count())
-        .map(|o| {
-            let m = &models[slot_of(o)?];
-            Ok(CollisionObject::new(m.mesh(), m.bvh(), scene.pose64(f, o))?)
-        })
-        .collect::<Result<Vec<_>>>()?;
-    let mut hash = 0xcbf2_9ce4_8422_2325u64;
-    let mut count = 0u64;
-    let mut hit_pairs = Vec::new();
-    let all = target.kind == QueryKind::CollideAll;
-    if ctx.backend() == gprox::Backend::Cpu {
-        if all {
-            let many = try_collide_many(&objects, opts)?;
-            for c in &many.object_pairs {
-                hash = hash_pairs(hash, c.a, c.b, &c.pairs);
-                hit_pairs.push([c.a, c.b]);
-            }
-            count = many.total as u64;
-        } else {
-            hit_pairs = try_collide_many_any(&objects, opts)?;
-        }
-    } else {
-        for [a, b] in broad_phase_pairs(&objects, opts)? {
-            let (ua, ub) = (a as usize, b as usize);
-            let (ma, mb) = (&models[slot_of(ua)?], &models[slot_of(ub)?]);
-            let (pa, pb) = (scene.pose(f, ua), scene.pose(f, ub));
-            let hit = if all {
-                let found = ctx.collide_all(ma, &pa, mb, &pb, opts)?;
-                count += found.len() as u64;
-                hash = hash_pairs(hash, a, b, &found);
-                !found.is_empty()
-            } else {
-                ctx.collide_any(ma, &pa, mb, &pb, opts)?
-            };
-            if hit {
-                hit_pairs.push([a, b]);
-            }
+    if let (Some(a), Some(b)) = (&theirs.object_pairs, &ours.object_pairs) {
+        if a != b {
+            let missing = b.iter().filter(|p| !a.contains(p)).count();
+            let extra = a.iter().filter(|p| !b.contains(p)).count();
+            d.push(format!(
+                "f{f}: object pairs {} ({who}) vs {} ({me}): {missing} missing, {extra} extra",
+                a.len(),
+                b.len()
+            ));
         }
     }
-    let rec = FrameRecord {
-        frame: f,
-        count: all.then_some(count),
-        collide: Some(!hit_pairs.is_empty()),
-        object_pairs: Some(hit_pairs),
-        ..Default::default()
-    };
-    Ok((rec, hash))
+    if let (Some(a), Some(b)) = (theirs.distance, ours.distance) {
+        if (a - b).abs() > 1e-5 * b.abs().max(1e-12) {
+            d.push(format!(
+                "f{f}: distance {a:.9} ({who}) vs {b:.9} ({me}), diff {:.2e}",
+                a - b
+            ));
+        }
+    }
+    if let (Some(a), Some(b)) = (theirs.inside_vertices, ours.inside_vertices) {
+        let (ma, mb) = (
+            theirs.max_depth.unwrap_or(0.0),
+            ours.max_depth.unwrap_or(0.0),
+        );
+        if a.abs_diff(b) > 2 || (ma - mb).abs() > 1e-4 {
+            d.push(format!(
+                "f{f}: inside {a} / max depth {ma:.6} ({who}) vs {b} / {mb:.6} ({me})"
+            ));
+        }
+    }
+    d
 }

@@ -106,3 +106,36 @@ fn disagreeing_reference_fails_loudly() {
     assert_eq!(failures.len(), 1);
     assert!(failures[0].as_str().unwrap().contains("f1: count 16 vs 15"));
 }
+
+/// parry3d-f64 runs in the same process on the same frames, agrees with gprox on the tiny
+/// scene (every pair of two coincident tetrahedra, none when far apart), and can be switched off.
+#[cfg(feature = "parry")]
+#[test]
+fn parry_side_by_side_agrees_and_can_be_switched_off() {
+    let root = std::env::temp_dir().join(format!("gprox-bench-parry-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let scenes = tiny(&root);
+    reference(&root, 16);
+    assert!(run_all(&args(&root, &scenes)).unwrap());
+    let read = || -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(root.join("out/report.json")).unwrap())
+            .unwrap()
+    };
+    let json = read();
+    assert_eq!(json["parry_disagreements"], serde_json::json!([]));
+    for run in json["runs"].as_array().unwrap() {
+        let p = &run["parry"];
+        assert_eq!(p["version"], "parry3d-f64 0.25");
+        assert_eq!(p["frames"], serde_json::json!([0, 1]));
+        assert_eq!(p["frames_checked"], 2);
+        assert_eq!(p["disagreements"], serde_json::json!([]));
+        assert!(p["ratio"].as_f64().unwrap() > 0.0);
+    }
+    let md = std::fs::read_to_string(root.join("out/report.md")).unwrap();
+    assert!(md.contains("## parry3d-f64 side by side"));
+
+    let mut off = args(&root, &scenes);
+    off.parry_frames = 0;
+    assert!(run_all(&off).unwrap());
+    assert!(read()["runs"][0].get("parry").is_none());
+}

@@ -7,7 +7,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg,
+    sys::CUevent_flags, CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, DevicePtr,
+    LaunchConfig, PushKernelArg,
 };
 
 use crate::error::{CudaError, Result};
@@ -112,6 +113,21 @@ impl CudaBackend {
 
     pub(crate) fn synchronize(&self) -> Result<()> {
         self.stream.synchronize().map_err(self.err("synchronize"))
+    }
+
+    /// A timing event recorded on the stream now.
+    pub(crate) fn record_event(&self) -> Result<CudaEvent> {
+        self.stream
+            .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+            .map_err(self.err("cuEventRecord"))
+    }
+
+    /// Milliseconds between two events of [`CudaBackend::record_event`] (waits for `end`).
+    pub(crate) fn elapsed_ms(&self, start: &CudaEvent, end: &CudaEvent) -> Result<f64> {
+        start
+            .elapsed_ms(end)
+            .map(f64::from)
+            .map_err(self.err("cuEventElapsedTime"))
     }
 
     /// # Safety

@@ -178,6 +178,28 @@ impl Device {
         }
     }
 
+    /// Runs `f` between two CUDA events on this device's stream and returns its result with the
+    /// milliseconds between the events (the GPU's clock: everything `f` launched, and the host
+    /// work in between); `None` in the emulator, which has no device clock.
+    ///
+    /// ```
+    /// use gprox_cuda::Device;
+    /// let (sum, ms) = Device::emulated().time(|| 1 + 1).unwrap();
+    /// assert_eq!((sum, ms), (2, None));
+    /// ```
+    pub fn time<R>(&self, f: impl FnOnce() -> R) -> Result<(R, Option<f64>)> {
+        match &self.backend {
+            Backend::Emulated => Ok((f(), None)),
+            Backend::Cuda(c) => {
+                let start = c.record_event()?;
+                let r = f();
+                let end = c.record_event()?;
+                let ms = c.elapsed_ms(&start, &end)?;
+                Ok((r, Some(ms)))
+            }
+        }
+    }
+
     /// Blocks needed to cover `n` threads with [`Device::block_size`] (at least 1).
     pub fn blocks_for(&self, n: usize) -> u32 {
         n.div_ceil(self.block_size() as usize).max(1) as u32

@@ -1,0 +1,259 @@
+//! One frame of one query target: the library calls the harness times (shared by the harness
+//! and the `gprox-peer` external mode, so both run exactly the same code).
+
+use anyhow::{Context as _, Result};
+use gprox::bvh::{bv_tree::BvTree, rss::Rss};
+use gprox::geometry::scene::{QueryKind, Scene};
+use gprox::query::broad_phase::{broad_phase_pairs, try_collide_many, try_collide_many_any};
+use gprox::query::ccd::{ccd_self_with_bvh, CcdOptions};
+use gprox::query::collide::{CollideOptions, CollisionObject};
+use gprox::query::distance::{distance, DistanceObject, DistanceOptions};
+use gprox::query::penetration::penetration;
+use gprox::query::self_collide::{self_collide_cached, SelfCullCache, Topology};
+use gprox::{Context, Model};
+
+use crate::report::FrameRecord;
+use crate::run::Target;
+
+fn fnv(h: u64, x: u64) -> u64 {
+    (h ^ x).wrapping_mul(0x100_0000_01b3)
+}
+
+/// Exact minimum distance of one frame (the target's single pair).
+pub(crate) fn distance_frame(
+    scene: &Scene,
+    target: &Target,
+    f: usize,
+    meshes: &[gprox::geometry::TriMesh],
+    trees: &[BvTree<Rss>],
+    slot_of: &dyn Fn(usize) -> Result<usize>,
+) -> Result<(FrameRecord, u64)> {
+    let &[a, b] = target
+        .pairs
+        .first()
+        .context("distance target without a pair")?;
+    let (sa, sb) = (slot_of(a)?, slot_of(b)?);
+    let oa = DistanceObject {
+        mesh: &meshes[sa],
+        tree: &trees[sa],
+        pose: scene.pose64(f, a),
+    };
+    let ob = DistanceObject {
+        mesh: &meshes[sb],
+        tree: &trees[sb],
+        pose: scene.pose64(f, b),
+    };
+    let r = distance(&oa, &ob, &DistanceOptions::default())?;
+    let rec = FrameRecord {
+        frame: f,
+        distance: Some(r.distance),
+        p1: Some(r.point_a.to_array()),
+        p2: Some(r.point_b.to_array()),
+        collide: Some(r.distance == 0.0),
+        ..Default::default()
+    };
+    Ok((rec, r.distance.to_bits()))
+}
+
+/// One-off setup of a single-object target (self-collision, CCD): the mesh's adjacency and the
+/// normal-cone culling data kept across frames.
+pub(crate) struct SelfSetup {
+    /// Adjacency of the object's mesh.
+    pub(crate) topology: Topology,
+    /// Culling data, rebuilt only when the tree's layout changes.
+    pub(crate) cull: std::cell::RefCell<SelfCullCache>,
+}
+
+impl SelfSetup {
+    /// Setup for `mesh`.
+    pub(crate) fn new(mesh: &gprox::geometry::TriMesh) -> Self {
+        Self {
+            topology: Topology::new(mesh.faces(), mesh.vertex_count()),
+            cull: Default::default(),
+        }
+    }
+}
+
+/// One query of one frame: the result record (timings unset) and a hash of the pair lists.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn query_frame(
+    ctx: &Context,
+    scene: &Scene,
+    target: &Target,
+    f: usize,
+    models: &[Model],
+    slot_of: &dyn Fn(usize) -> Result<usize>,
+    opts: &CollideOptions,
+    setup: Option<&SelfSetup>,
+) -> Result<(FrameRecord, u64)> {
+    let topology = setup.map(|s| &s.topology);
+    if let (Some(o), Some(topo), QueryKind::Ccd) = (target.object, topology, &target.kind) {
+        let m = &models[slot_of(o)?];
+        let end = scene.positions(f + 1, o);
+        let r = ccd_self_with_bvh(m.mesh(), end, topo, m.bvh(), &CcdOptions::default())?;
+        let toi = r.earliest.map_or(1.0, |t| t.t_lo);
+        let rec = FrameRecord {
+            frame: f,
+            toi: Some(toi),
+            collide: Some(r.earliest.is_some()),
+            ..Default::default()
+        };
+        return Ok((rec, toi.to_bits()));
+    }
+    if let (Some(o), Some(setup)) = (target.object, setup) {
+        let m = &models[slot_of(o)?];
+        let mut cull = setup.cull.borrow_mut();
+        let r = self_collide_cached(m.mesh(), m.bvh(), &setup.topology, &mut cull)?;
+        let mut hash = 0xcbf2_9ce4_8422_2325u64;
+        for [i, j] in &r.pairs {
+            hash = fnv(hash, ((*i as u64) << 32) | *j as u64);
+        }
+        let rec = FrameRecord {
+            frame: f,
+            count: Some(r.pairs.len() as u64),
+            collide: Some(!r.pairs.is_empty()),
+            ..Default::default()
+        };
+        return Ok((rec, hash));
+    }
+    if target.kind == QueryKind::Penetration {
+        return penetration_frame(scene, target, f, models, slot_of);
+    }
+    if target.all_pairs {
+        return all_pairs_frame(ctx, scene, target, f, models, slot_of, opts);
+    }
+    let mut hash = 0xcbf2_9ce4_8422_2325u64;
+    let mut count = 0u64;
+    let mut hit_pairs = Vec::new();
+    for &[a, b] in &target.pairs {
+        let (ma, mb) = (&models[slot_of(a)?], &models[slot_of(b)?]);
+        let (pa, pb) = (scene.pose(f, a), scene.pose(f, b));
+        let hit = match target.kind {
+            QueryKind::CollideAll => {
+                let found = ctx.collide_all(ma, &pa, mb, &pb, opts)?;
+                count += found.len() as u64;
+                hash = hash_pairs(hash, a as u32, b as u32, &found);
+                !found.is_empty()
+            }
+            QueryKind::CollideAny => ctx.collide_any(ma, &pa, mb, &pb, opts)?,
+            _ => anyhow::bail!("query `{}` is not supported", target.kind.as_str()),
+        };
+        if hit {
+            hit_pairs.push([a as u32, b as u32]);
+            if target.kind == QueryKind::CollideAny {
+                break;
+            }
+        }
+    }
+    let rec = FrameRecord {
+        frame: f,
+        count: (target.kind == QueryKind::CollideAll).then_some(count),
+        collide: Some(!hit_pairs.is_empty()),
+        ..Default::default()
+    };
+    Ok((rec, hash))
+}
+
+/// Penetration of one frame (`gprox_query::penetration`), summed over the target's pairs:
+/// vertices of either mesh strictly inside the other, their largest and summed depth.
+fn penetration_frame(
+    scene: &Scene,
+    target: &Target,
+    f: usize,
+    models: &[Model],
+    slot_of: &dyn Fn(usize) -> Result<usize>,
+) -> Result<(FrameRecord, u64)> {
+    let (mut inside, mut max_depth, mut sum_depth) = (0u64, 0f64, 0f64);
+    for &[a, b] in &target.pairs {
+        let (ma, mb) = (&models[slot_of(a)?], &models[slot_of(b)?]);
+        let oa = CollisionObject::new(ma.mesh(), ma.bvh(), scene.pose64(f, a))?;
+        let ob = CollisionObject::new(mb.mesh(), mb.bvh(), scene.pose64(f, b))?;
+        let r = penetration(&oa, &ob)?;
+        inside += r.inside_vertices() as u64;
+        max_depth = max_depth.max(r.max_depth());
+        sum_depth += r.sum_depth();
+    }
+    let rec = FrameRecord {
+        frame: f,
+        collide: Some(inside > 0),
+        inside_vertices: Some(inside),
+        max_depth: Some(max_depth),
+        sum_depth: Some(sum_depth),
+        ..Default::default()
+    };
+    let hash = fnv(fnv(inside, max_depth.to_bits()), sum_depth.to_bits());
+    Ok((rec, hash))
+}
+
+/// Folds one object pair's non-empty contact list into the FNV-1a hash.
+fn hash_pairs(mut hash: u64, a: u32, b: u32, found: &[[u32; 2]]) -> u64 {
+    if !found.is_empty() {
+        hash = fnv(hash, ((a as u64) << 32) | b as u64);
+        for [i, j] in found {
+            hash = fnv(hash, ((*i as u64) << 32) | *j as u64);
+        }
+    }
+    hash
+}
+
+/// A `pairs: "all"` frame: the library's broad phase
+/// ([`gprox::query::broad_phase`]); on the CPU backend the whole query is
+/// `collide_many` / `collide_many_any`, on other backends the broad-phase candidates go through
+/// the backend's narrow phase one object pair at a time.
+fn all_pairs_frame(
+    ctx: &Context,
+    scene: &Scene,
+    target: &Target,
+    f: usize,
+    models: &[Model],
+    slot_of: &dyn Fn(usize) -> Result<usize>,
+    opts: &CollideOptions,
+) -> Result<(FrameRecord, u64)> {
+    let objects = (0..scene.object_count())
+        .map(|o| {
+            let m = &models[slot_of(o)?];
+            Ok(CollisionObject::new(m.mesh(), m.bvh(), scene.pose64(f, o))?)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let mut hash = 0xcbf2_9ce4_8422_2325u64;
+    let mut count = 0u64;
+    let mut hit_pairs = Vec::new();
+    let all = target.kind == QueryKind::CollideAll;
+    if ctx.backend() == gprox::Backend::Cpu {
+        if all {
+            let many = try_collide_many(&objects, opts)?;
+            for c in &many.object_pairs {
+                hash = hash_pairs(hash, c.a, c.b, &c.pairs);
+                hit_pairs.push([c.a, c.b]);
+            }
+            count = many.total as u64;
+        } else {
+            hit_pairs = try_collide_many_any(&objects, opts)?;
+        }
+    } else {
+        for [a, b] in broad_phase_pairs(&objects, opts)? {
+            let (ua, ub) = (a as usize, b as usize);
+            let (ma, mb) = (&models[slot_of(ua)?], &models[slot_of(ub)?]);
+            let (pa, pb) = (scene.pose(f, ua), scene.pose(f, ub));
+            let hit = if all {
+                let found = ctx.collide_all(ma, &pa, mb, &pb, opts)?;
+                count += found.len() as u64;
+                hash = hash_pairs(hash, a, b, &found);
+                !found.is_empty()
+            } else {
+                ctx.collide_any(ma, &pa, mb, &pb, opts)?
+            };
+            if hit {
+                hit_pairs.push([a, b]);
+            }
+        }
+    }
+    let rec = FrameRecord {
+        frame: f,
+        count: all.then_some(count),
+        collide: Some(!hit_pairs.is_empty()),
+        object_pairs: Some(hit_pairs),
+        ..Default::default()
+    };
+    Ok((rec, hash))
+}
