@@ -125,7 +125,7 @@ impl Context {
             None => model.update_positions(positions),
             Some(d) => {
                 let (mesh, bvh) = model.parts_mut();
-                mesh.set_positions(positions.to_vec())?;
+                mesh.copy_positions_from(positions)?;
                 let boxes = d.triangle_aabbs(mesh)?;
                 d.refit(bvh, &boxes)?;
                 Ok(())

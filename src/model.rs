@@ -63,7 +63,9 @@ impl Model {
 
     /// Copies `positions` into the mesh and refits; avoids an allocation per frame.
     pub fn update_positions(&mut self, positions: &[Vec3]) -> Result<(), Error> {
-        self.set_positions(positions.to_vec())
+        self.mesh.copy_positions_from(positions)?;
+        refit::refit_from_mesh(&mut self.bvh, &self.mesh)?;
+        Ok(())
     }
 
     /// Pairs a mesh with a tree the caller knows was built for it (a device build).

@@ -146,6 +146,18 @@ fn bad_positions_are_typed_errors() {
     }
     let mut p = m.mesh().positions().to_vec();
     p[5].y = f32::NAN;
+    match m.update_positions(&p) {
+        Err(Error::Geometry(GeometryError::NonFiniteVertex { index, .. })) => assert_eq!(index, 5),
+        other => panic!("expected NonFiniteVertex, got {other:?}"),
+    }
+    match m.update_positions(&p[..4]) {
+        Err(Error::Geometry(GeometryError::VertexCountMismatch { expected, got })) => {
+            assert_eq!((expected, got), (32, 4));
+        }
+        other => panic!("expected VertexCountMismatch, got {other:?}"),
+    }
+    // A rejected update leaves the mesh as it was.
+    assert!(m.mesh().positions().iter().all(|v| v.is_finite()));
     match m.set_positions(p) {
         Err(Error::Geometry(GeometryError::NonFiniteVertex { index, .. })) => assert_eq!(index, 5),
         other => panic!("expected NonFiniteVertex, got {other:?}"),

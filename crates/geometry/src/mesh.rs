@@ -80,6 +80,20 @@ impl TriMesh {
     /// Replaces the vertex positions (a deforming mesh's next frame), keeping the topology.
     /// Errors when the count differs or a coordinate is not finite.
     pub fn set_positions(&mut self, positions: Vec<Vec3>) -> Result<(), GeometryError> {
+        self.check_positions(&positions)?;
+        self.positions = positions;
+        Ok(())
+    }
+
+    /// [`TriMesh::set_positions`] copying into the mesh's own storage (no allocation per frame).
+    pub fn copy_positions_from(&mut self, positions: &[Vec3]) -> Result<(), GeometryError> {
+        self.check_positions(positions)?;
+        self.positions.copy_from_slice(positions);
+        Ok(())
+    }
+
+    /// Same vertex count, every coordinate finite.
+    fn check_positions(&self, positions: &[Vec3]) -> Result<(), GeometryError> {
         if positions.len() != self.positions.len() {
             return Err(GeometryError::VertexCountMismatch {
                 expected: self.positions.len(),
@@ -92,7 +106,6 @@ impl TriMesh {
                 value: p.to_array(),
             });
         }
-        self.positions = positions;
         Ok(())
     }
 
