@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use glam::{Affine3A, EulerRot, Quat, Vec3};
 use gprox::geometry::scene::Scene;
 use gprox::geometry::transform::Pose64;
@@ -41,6 +41,40 @@ struct Cli {
     command: Command,
 }
 
+/// Two mesh files and their poses (the pair subcommands).
+#[derive(Args)]
+struct MeshPair {
+    /// First mesh file.
+    a: PathBuf,
+    /// Second mesh file.
+    b: PathBuf,
+    /// Pose of A: `tx,ty,tz[,rx,ry,rz]`, rotations in degrees about x, then y, then z.
+    #[arg(long, value_parser = parse_pose, allow_hyphen_values = true)]
+    pose_a: Option<Affine3A>,
+    /// Pose of B, as `--pose-a`.
+    #[arg(long, value_parser = parse_pose, allow_hyphen_values = true)]
+    pose_b: Option<Affine3A>,
+}
+
+impl MeshPair {
+    /// Pose of A (identity when not given).
+    fn pose_a(&self) -> Affine3A {
+        self.pose_a.unwrap_or(Affine3A::IDENTITY)
+    }
+
+    /// Pose of B (identity when not given).
+    fn pose_b(&self) -> Affine3A {
+        self.pose_b.unwrap_or(Affine3A::IDENTITY)
+    }
+
+    /// Loads both meshes (bad files: exit status 2).
+    fn load(&self) -> Result<(TriMesh, TriMesh), Failure> {
+        let a = gprox::geometry::io::load_mesh(&self.a).map_err(input)?;
+        let b = gprox::geometry::io::load_mesh(&self.b).map_err(input)?;
+        Ok((a, b))
+    }
+}
+
 #[derive(Clone, Copy, ValueEnum)]
 enum BackendArg {
     /// CUDA device 0 when usable, else the CPU.
@@ -57,16 +91,8 @@ enum BackendArg {
 enum Command {
     /// Intersecting triangle pairs between two meshes (OBJ, STL, PLY).
     Collide {
-        /// First mesh file.
-        a: PathBuf,
-        /// Second mesh file.
-        b: PathBuf,
-        /// Pose of A: `tx,ty,tz[,rx,ry,rz]`, rotations in degrees about x, then y, then z.
-        #[arg(long, value_parser = parse_pose, allow_hyphen_values = true)]
-        pose_a: Option<Affine3A>,
-        /// Pose of B, as `--pose-a`.
-        #[arg(long, value_parser = parse_pose, allow_hyphen_values = true)]
-        pose_b: Option<Affine3A>,
+        #[command(flatten)]
+        pair: MeshPair,
         /// Contact margin (world units, >= 0): pairs closer than this also count.
         #[arg(long, default_value_t = 0.0)]
         margin: f64,
@@ -89,16 +115,8 @@ enum Command {
     },
     /// Exact minimum distance between two meshes, closest points and triangles.
     Distance {
-        /// First mesh file.
-        a: PathBuf,
-        /// Second mesh file.
-        b: PathBuf,
-        /// Pose of A: `tx,ty,tz[,rx,ry,rz]`, rotations in degrees about x, then y, then z.
-        #[arg(long, value_parser = parse_pose, allow_hyphen_values = true)]
-        pose_a: Option<Affine3A>,
-        /// Pose of B, as `--pose-a`.
-        #[arg(long, value_parser = parse_pose, allow_hyphen_values = true)]
-        pose_b: Option<Affine3A>,
+        #[command(flatten)]
+        pair: MeshPair,
         /// Machine-readable output.
         #[arg(long)]
         json: bool,
@@ -108,16 +126,9 @@ enum Command {
     },
     /// Vertices of each closed mesh strictly inside the other: depth, closest point, direction.
     Penetration {
-        /// First mesh file (closed, consistently oriented).
-        a: PathBuf,
-        /// Second mesh file (closed, consistently oriented).
-        b: PathBuf,
-        /// Pose of A: `tx,ty,tz[,rx,ry,rz]`, rotations in degrees about x, then y, then z.
-        #[arg(long, value_parser = parse_pose, allow_hyphen_values = true)]
-        pose_a: Option<Affine3A>,
-        /// Pose of B, as `--pose-a`.
-        #[arg(long, value_parser = parse_pose, allow_hyphen_values = true)]
-        pose_b: Option<Affine3A>,
+        /// The two meshes (closed, consistently oriented).
+        #[command(flatten)]
+        pair: MeshPair,
         /// Machine-readable output.
         #[arg(long)]
         json: bool,
@@ -218,10 +229,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Collide {
-            a,
-            b,
-            pose_a,
-            pose_b,
+            pair,
             margin,
             any,
             backend,
@@ -229,10 +237,7 @@ fn main() -> ExitCode {
             render,
             export,
         } => collide(
-            &a,
-            &b,
-            pose_a.unwrap_or(Affine3A::IDENTITY),
-            pose_b.unwrap_or(Affine3A::IDENTITY),
+            &pair,
             margin,
             any,
             backend,
@@ -240,36 +245,12 @@ fn main() -> ExitCode {
             render.as_deref(),
             export.as_deref(),
         ),
-        Command::Distance {
-            a,
-            b,
-            pose_a,
-            pose_b,
-            json,
-            render,
-        } => queries::distance_cmd(
-            &a,
-            &b,
-            pose_a.unwrap_or(Affine3A::IDENTITY),
-            pose_b.unwrap_or(Affine3A::IDENTITY),
-            json,
-            render.as_deref(),
-        ),
-        Command::Penetration {
-            a,
-            b,
-            pose_a,
-            pose_b,
-            json,
-            render,
-        } => penetration_cli::penetration_cmd(
-            &a,
-            &b,
-            pose_a.unwrap_or(Affine3A::IDENTITY),
-            pose_b.unwrap_or(Affine3A::IDENTITY),
-            json,
-            render.as_deref(),
-        ),
+        Command::Distance { pair, json, render } => {
+            queries::distance_cmd(&pair, json, render.as_deref())
+        }
+        Command::Penetration { pair, json, render } => {
+            penetration_cli::penetration_cmd(&pair, json, render.as_deref())
+        }
         Command::SelfCollide {
             m,
             json,
@@ -296,12 +277,8 @@ fn ms(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
 }
 
-#[allow(clippy::too_many_arguments)]
 fn collide(
-    a: &Path,
-    b: &Path,
-    pose_a: Affine3A,
-    pose_b: Affine3A,
+    pair: &MeshPair,
     margin: f64,
     any: bool,
     backend: BackendArg,
@@ -320,8 +297,9 @@ fn collide(
     if let Some(r) = render {
         check_picture_path(r)?;
     }
-    let mesh_a = gprox::geometry::io::load_mesh(a).map_err(input)?;
-    let mesh_b = gprox::geometry::io::load_mesh(b).map_err(input)?;
+    let (mesh_a, mesh_b) = pair.load()?;
+    let (pose_a, pose_b) = (pair.pose_a(), pair.pose_b());
+    let (a, b) = (pair.a.as_path(), pair.b.as_path());
     let backend = match backend {
         BackendArg::Auto => Backend::auto(),
         BackendArg::Cpu => Backend::Cpu,

@@ -3,14 +3,13 @@
 use std::path::Path;
 use std::time::Instant;
 
-use glam::Affine3A;
 use gprox::geometry::transform::Pose64;
 use gprox::query::collide::{CollisionObject, Side};
 use gprox::query::penetration::{penetration, PenetratingVertex, PenetrationError};
 use gprox::render::Picture;
 use serde_json::json;
 
-use super::{check_picture_path, input, internal, ms, save_picture, Failure};
+use super::{check_picture_path, input, internal, ms, save_picture, Failure, MeshPair};
 
 /// How many vertices the human-readable output lists.
 const LISTED: usize = 10;
@@ -28,19 +27,13 @@ fn vertex_json(v: &PenetratingVertex) -> serde_json::Value {
 
 /// `gprox penetration A B`: every vertex of A strictly inside B and of B inside A, with depth,
 /// closest point and direction; `--render` draws them as dots joined to their closest points.
-pub fn penetration_cmd(
-    a: &Path,
-    b: &Path,
-    pose_a: Affine3A,
-    pose_b: Affine3A,
-    json: bool,
-    render: Option<&Path>,
-) -> Result<(), Failure> {
+pub fn penetration_cmd(pair: &MeshPair, json: bool, render: Option<&Path>) -> Result<(), Failure> {
     if let Some(r) = render {
         check_picture_path(r)?;
     }
-    let mesh_a = gprox::geometry::io::load_mesh(a).map_err(input)?;
-    let mesh_b = gprox::geometry::io::load_mesh(b).map_err(input)?;
+    let (mesh_a, mesh_b) = pair.load()?;
+    let (pose_a, pose_b) = (pair.pose_a(), pair.pose_b());
+    let (a, b) = (pair.a.as_path(), pair.b.as_path());
     let t = Instant::now();
     let bvh_a = gprox::bvh::lbvh::build(&mesh_a);
     let bvh_b = gprox::bvh::lbvh::build(&mesh_b);

@@ -4,7 +4,6 @@ use std::io::Write as _;
 use std::path::Path;
 use std::time::Instant;
 
-use glam::Affine3A;
 use gprox::bvh::{bv_tree::BvTree, rss::Rss};
 use gprox::geometry::transform::{transform_point, Pose64};
 use gprox::geometry::TriMesh;
@@ -13,7 +12,7 @@ use gprox::query::self_collide::{self_collide, Topology};
 use gprox::render::Picture;
 use serde_json::json;
 
-use super::{check_picture_path, input, internal, ms, save_picture, Failure};
+use super::{check_picture_path, input, internal, ms, save_picture, Failure, MeshPair};
 
 /// Colour of faces without contact in exports.
 const PLAIN: [u8; 3] = [190, 190, 190];
@@ -112,19 +111,13 @@ fn point(p: glam::DVec3) -> [f64; 3] {
 }
 
 /// `gprox distance A B`: exact minimum distance between two posed meshes (RSS trees).
-pub fn distance_cmd(
-    a: &Path,
-    b: &Path,
-    pose_a: Affine3A,
-    pose_b: Affine3A,
-    json: bool,
-    render: Option<&Path>,
-) -> Result<(), Failure> {
+pub fn distance_cmd(pair: &MeshPair, json: bool, render: Option<&Path>) -> Result<(), Failure> {
     if let Some(r) = render {
         check_picture_path(r)?;
     }
-    let mesh_a = gprox::geometry::io::load_mesh(a).map_err(input)?;
-    let mesh_b = gprox::geometry::io::load_mesh(b).map_err(input)?;
+    let (mesh_a, mesh_b) = pair.load()?;
+    let (pose_a, pose_b) = (pair.pose_a(), pair.pose_b());
+    let (a, b) = (pair.a.as_path(), pair.b.as_path());
     let t = Instant::now();
     let ta = BvTree::<Rss>::build(&mesh_a);
     let tb = BvTree::<Rss>::build(&mesh_b);
