@@ -169,12 +169,49 @@ impl NurbsSurface {
     /// knot insertion at the worst control point (paper §3). Rational: `|S - L| + |X - L|` with
     /// `|X - L| <= max(dev of the u-curves) + max(dev of the v-curves)` (paper, Appendix A).
     pub fn coons_deviation(&self) -> f64 {
+        self.coons_deviation_parts().0
+    }
+
+    /// Upper bound of `max |S(u,v) - X(u,v)|` (as [`Self::coons_deviation`]) refined until it is
+    /// at most `target` or the deviation is proven to exceed `target` (a point of `S - X` above
+    /// it was found), within a budget of [`COONS_REFINE_BUDGET`] Bézier sub-patches.
+    /// Polynomial surfaces: best-first de Casteljau subdivision of the Bézier pieces of the
+    /// difference spline `S - X` (convex hull property), plus a rounding margin. Rational
+    /// surfaces: [`Self::coons_deviation`].
+    pub fn coons_deviation_within(&self, target: f64) -> f64 {
+        let (quick, diff) = self.coons_deviation_parts();
+        let Some(diff) = diff.filter(|_| quick > target) else {
+            return quick;
+        };
+        let scale = self
+            .homogeneous_points()
+            .iter()
+            .map(|h| h.truncate().abs().max_element())
+            .fold(0.0, f64::max);
+        let [p, q] = self.degree();
+        let margin = 64.0 * f64::EPSILON * scale * (p + q + 2) as f64;
+        let pieces: Vec<Vec<DVec3>> = diff
+            .bezier_patches()
+            .into_iter()
+            .map(|(_, pts)| pts.iter().map(|h| h.truncate()).collect())
+            .collect();
+        let refined = super::bezier_max::max_norm_within(pieces, [p, q], target - margin) + margin;
+        quick.min(refined)
+    }
+
+    /// [`Self::coons_deviation`] and, for polynomial surfaces with a non-zero deviation, the
+    /// difference spline `S - X` it bounds: control points `s_ab - x_ab` in the basis of `S`,
+    /// with `X` expressed exactly through linear precision (Greville abscissae).
+    fn coons_deviation_parts(&self) -> (f64, Option<NurbsSurface>) {
         let h = self.homogeneous_points();
         if !is_polynomial(h) {
             let cd: Vec<f64> = (0..4)
                 .map(|s| self.boundary_curve(s).chord_deviation())
                 .collect();
-            return self.bilinear_deviation() + cd[0].max(cd[1]) + cd[2].max(cd[3]);
+            return (
+                self.bilinear_deviation() + cd[0].max(cd[1]) + cd[2].max(cd[3]),
+                None,
+            );
         }
         let [n, m] = self.count();
         let [p, q] = self.degree();
@@ -200,78 +237,25 @@ impl NurbsSurface {
             }
         }
         if worst <= 0.0 {
-            return 0.0;
+            return (0.0, None);
         }
+        let Ok(ds) = NurbsSurface::new([p, q], [ku.to_vec(), kv.to_vec()], [n, m], diff, None)
+        else {
+            return (worst, None);
+        };
         // Refinement: insert the Greville parameter of the worst control point in both directions
         // into the difference spline and bound its refined control net.
         let dom = self.domain();
         let tu = dom.u0 + gu[at.0] * (dom.u1 - dom.u0);
         let tv = dom.v0 + gv[at.1] * (dom.v1 - dom.v0);
-        let Ok(ds) = NurbsSurface::new([p, q], [ku.to_vec(), kv.to_vec()], [n, m], diff, None)
-        else {
-            return worst;
-        };
-        let ds = ds.insert_knot(true, tu, 1).insert_knot(false, tv, 1);
         let refined = ds
+            .insert_knot(true, tu, 1)
+            .insert_knot(false, tv, 1)
             .homogeneous_points()
             .iter()
             .map(|h| h.truncate().length())
             .fold(0.0, f64::max);
-        worst.min(refined)
-    }
-
-    /// Upper bound of `max |S(u,v) - X(u,v)|` (as [`Self::coons_deviation`]) refined until it is
-    /// at most `target` or the deviation is proven to exceed `target` (a point of `S - X` above
-    /// it was found), within a budget of [`COONS_REFINE_BUDGET`] Bézier sub-patches.
-    /// Polynomial surfaces: best-first de Casteljau subdivision of the Bézier pieces of the
-    /// difference spline `S - X` (convex hull property), plus a rounding margin. Rational
-    /// surfaces: [`Self::coons_deviation`].
-    pub fn coons_deviation_within(&self, target: f64) -> f64 {
-        let quick = self.coons_deviation();
-        if quick <= target || !is_polynomial(self.homogeneous_points()) {
-            return quick;
-        }
-        let Some(diff) = self.coons_difference() else {
-            return quick;
-        };
-        let scale = self
-            .homogeneous_points()
-            .iter()
-            .map(|h| h.truncate().abs().max_element())
-            .fold(0.0, f64::max);
-        let [p, q] = self.degree();
-        let margin = 64.0 * f64::EPSILON * scale * (p + q + 2) as f64;
-        let pieces: Vec<Vec<DVec3>> = diff
-            .bezier_patches()
-            .into_iter()
-            .map(|(_, pts)| pts.iter().map(|h| h.truncate()).collect())
-            .collect();
-        let refined = super::bezier_max::max_norm_within(pieces, [p, q], target - margin) + margin;
-        quick.min(refined)
-    }
-
-    /// The difference spline `S - X` (polynomial surfaces): control points `s_ab - x_ab` in the
-    /// basis of `S`, with `X` expressed exactly through linear precision (Greville abscissae).
-    fn coons_difference(&self) -> Option<NurbsSurface> {
-        let h = self.homogeneous_points();
-        let [n, m] = self.count();
-        let [p, q] = self.degree();
-        let [ku, kv] = self.knots();
-        let gu = greville_normalised(ku, p, n);
-        let gv = greville_normalised(kv, q, m);
-        let c = self.corner_points();
-        let e = |i: usize, j: usize| h[i * m + j].truncate();
-        let mut diff = Vec::with_capacity(n * m);
-        for i in 0..n {
-            for j in 0..m {
-                let (s, t) = (gu[i], gv[j]);
-                let x =
-                    e(0, j) * (1.0 - s) + e(n - 1, j) * s + e(i, 0) * (1.0 - t) + e(i, m - 1) * t
-                        - bilinear(&c, s, t);
-                diff.push(e(i, j) - x);
-            }
-        }
-        NurbsSurface::new([p, q], [ku.to_vec(), kv.to_vec()], [n, m], diff, None).ok()
+        (worst.min(refined), Some(ds))
     }
 
     /// Largest second difference of the control net along u and along v (a flatness measure
