@@ -104,10 +104,7 @@ pub(crate) fn query_frame(
         let m = &models[slot_of(o)?];
         let mut cull = setup.cull.borrow_mut();
         let r = self_collide_cached(m.mesh(), m.bvh(), &setup.topology, &mut cull)?;
-        let mut hash = 0xcbf2_9ce4_8422_2325u64;
-        for [i, j] in &r.pairs {
-            hash = fnv(hash, ((*i as u64) << 32) | *j as u64);
-        }
+        let hash = hash_list(FNV_OFFSET, &r.pairs);
         let rec = FrameRecord {
             frame: f,
             count: Some(r.pairs.len() as u64),
@@ -122,7 +119,7 @@ pub(crate) fn query_frame(
     if target.all_pairs {
         return all_pairs_frame(ctx, scene, target, f, models, slot_of, opts);
     }
-    let mut hash = 0xcbf2_9ce4_8422_2325u64;
+    let mut hash = FNV_OFFSET;
     let mut count = 0u64;
     let mut hit_pairs = Vec::new();
     for &[a, b] in &target.pairs {
@@ -185,15 +182,22 @@ fn penetration_frame(
     Ok((rec, hash))
 }
 
+/// Initial value of the FNV-1a hashes of results.
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// Folds a list of index pairs into the FNV-1a hash.
+fn hash_list(hash: u64, found: &[[u32; 2]]) -> u64 {
+    found
+        .iter()
+        .fold(hash, |h, [i, j]| fnv(h, ((*i as u64) << 32) | *j as u64))
+}
+
 /// Folds one object pair's non-empty contact list into the FNV-1a hash.
-fn hash_pairs(mut hash: u64, a: u32, b: u32, found: &[[u32; 2]]) -> u64 {
-    if !found.is_empty() {
-        hash = fnv(hash, ((a as u64) << 32) | b as u64);
-        for [i, j] in found {
-            hash = fnv(hash, ((*i as u64) << 32) | *j as u64);
-        }
+fn hash_pairs(hash: u64, a: u32, b: u32, found: &[[u32; 2]]) -> u64 {
+    if found.is_empty() {
+        return hash;
     }
-    hash
+    hash_list(fnv(hash, ((a as u64) << 32) | b as u64), found)
 }
 
 /// A `pairs: "all"` frame: the library's broad phase
@@ -215,7 +219,7 @@ fn all_pairs_frame(
             Ok(CollisionObject::new(m.mesh(), m.bvh(), scene.pose64(f, o))?)
         })
         .collect::<Result<Vec<_>>>()?;
-    let mut hash = 0xcbf2_9ce4_8422_2325u64;
+    let mut hash = FNV_OFFSET;
     let mut count = 0u64;
     let mut hit_pairs = Vec::new();
     let all = target.kind == QueryKind::CollideAll;
