@@ -2,9 +2,10 @@
 //!
 //! Leaf box = the primitive's box; internal box = merge of the children. Min/max never round,
 //! so the boxes are bit-identical whatever the visiting order; the GPU kernel walks up from the
-//! leaves with one atomic visit flag per internal node, the CPU version here recurses top-down
-//! and merges on the way back, splitting the work with `rayon::join`. Leaf boxes are computed
-//! where the recursion reaches the leaf (one pass over the node array, no atomics).
+//! leaves with one atomic visit flag per internal node. The CPU version here splits the tree
+//! top-down into subtrees of at most [`PAR_LEAVES`] leaves refitted in parallel (`rayon::join`);
+//! each of those computes its leaf boxes in one loop, then its internal boxes in post-order
+//! with an explicit stack (no recursion, no atomics; boxes stay in registers on the way up).
 //!
 //! It relies on a property of Karras trees: the internal nodes below internal node `i` covering
 //! leaves `[f, l]` are exactly the indices `[f, l-1]` when `i == f` and `[f+1, l]` when `i == l`.
@@ -16,9 +17,7 @@ use rayon::prelude::*;
 
 use crate::{Aabb, Bvh, BvhNode, LEAF};
 
-/// Subtrees with fewer leaves than this refit all their leaves in one loop first.
-const LEAF_BATCH: usize = 256;
-/// Subtrees with more leaves than this are refitted in parallel (both halves).
+/// Subtrees with more leaves than this are split and their halves refitted in parallel.
 const PAR_LEAVES: usize = 1 << 12;
 /// Deeper than any tree built by [`crate::lbvh`] (prefix lengths grow strictly downwards and
 /// range over `-1..=96`); a deeper tree is rejected rather than risking the stack.
@@ -140,10 +139,10 @@ where
         leaf_box,
     };
     if n == 1 {
-        ctx.leaf(leaves, 0, 0).map_err(|e| *e)?;
+        ctx.leaves(leaves, 0).map_err(|e| *e)?;
         return Ok(());
     }
-    refit_subtree(&ctx, internal, leaves, 0, n - 1, false, 0, false).map_err(|e| *e)?;
+    refit_subtree(&ctx, internal, leaves, 0, n - 1, false, 0).map_err(|e| *e)?;
     Ok(())
 }
 
@@ -157,34 +156,123 @@ struct Ctx<F> {
     leaf_box: F,
 }
 
+/// The split `γ` of internal node `node` over leaf slots `[first, last]`, after checking that
+/// its children follow the LBVH layout: left child leaf `γ` (iff `γ == first`) or internal `γ`,
+/// right child leaf `last` (iff `γ + 1 == last`) or internal `γ + 1`.
+#[inline]
+fn split_of(
+    n1: usize,
+    node: usize,
+    children: (u32, u32),
+    first: usize,
+    last: usize,
+) -> Result<usize, Box<RefitError>> {
+    let (left, right) = (children.0 as usize, children.1 as usize);
+    let left_is_leaf = left >= n1;
+    let gamma = if left_is_leaf { left - n1 } else { left };
+    let right_expected = if gamma + 1 == last {
+        n1 + last
+    } else {
+        gamma + 1
+    };
+    if gamma < first || gamma >= last || left_is_leaf != (gamma == first) || right != right_expected
+    {
+        return Err(Box::new(RefitError::BadChildren {
+            node,
+            first,
+            last,
+            left: left as u32,
+            right: right as u32,
+        }));
+    }
+    Ok(gamma)
+}
+
 impl<F: Fn(u32) -> Aabb> Ctx<F> {
-    /// Refits leaf slot `slot`, stored at `leaves[at]`.
-    #[inline]
-    fn leaf(
-        &self,
-        leaves: &mut [BvhNode],
-        at: usize,
-        slot: usize,
-    ) -> Result<Aabb, Box<RefitError>> {
-        let leaf = &mut leaves[at];
-        if leaf.right != LEAF || leaf.left as usize >= self.count {
-            return Err(Box::new(RefitError::PrimitiveOutOfRange {
-                node: self.n1 + slot,
-                primitive: leaf.left,
-                count: self.count,
-            }));
+    /// Refits the leaves of slots `first..first + leaves.len()`, one independent iteration per
+    /// leaf (the primitive reads are random; this keeps many of them in flight).
+    fn leaves(&self, leaves: &mut [BvhNode], first: usize) -> Result<(), Box<RefitError>> {
+        for (k, leaf) in leaves.iter_mut().enumerate() {
+            if leaf.right != LEAF || leaf.left as usize >= self.count {
+                return Err(Box::new(RefitError::PrimitiveOutOfRange {
+                    node: self.n1 + first + k,
+                    primitive: leaf.left,
+                    count: self.count,
+                }));
+            }
+            leaf.aabb = (self.leaf_box)(leaf.left);
         }
-        leaf.aabb = (self.leaf_box)(leaf.left);
-        Ok(leaf.aabb)
+        Ok(())
+    }
+
+    /// Refits the subtree over leaf slots `[first, last]` (`first < last`) on this thread: its
+    /// leaves in one loop, then its internal nodes in post-order with an explicit stack.
+    /// `nodes` holds its internal nodes (global indices `base..base + nodes.len()`), `leaves`
+    /// its leaves (slots `first..=last`).
+    fn serial(
+        &self,
+        nodes: &mut [BvhNode],
+        base: usize,
+        leaves: &mut [BvhNode],
+        first: usize,
+        last: usize,
+    ) -> Result<Aabb, Box<RefitError>> {
+        self.leaves(leaves, first)?;
+        // The post-order below visits the internal nodes in a zigzag the hardware prefetcher
+        // does not follow; one streaming read of the slice first brings it into cache.
+        std::hint::black_box(nodes.iter().fold(0u32, |acc, n| acc ^ n.left));
+        let n1 = self.n1;
+        let root = if base == first { first } else { last };
+        // (node, first, last, children done); a post-order of depth d needs at most 2d + 1 slots.
+        let mut stack = [(0u32, 0u32, 0u32, false); 2 * MAX_DEPTH as usize + 2];
+        stack[0] = (root as u32, first as u32, last as u32, false);
+        let mut top = 1;
+        let mut aabb = Aabb::EMPTY;
+        while top > 0 {
+            top -= 1;
+            let (i, f, l, done) = stack[top];
+            let (i, f, l) = (i as usize, f as usize, l as usize);
+            let node = &nodes[i - base];
+            let gamma = split_of(n1, i, (node.left, node.right), f, l)?;
+            let (left_leaf, right_leaf) = (gamma == f, gamma + 1 == l);
+            if done {
+                let lb = if left_leaf {
+                    leaves[gamma - first].aabb
+                } else {
+                    nodes[gamma - base].aabb
+                };
+                let rb = if right_leaf {
+                    leaves[l - first].aabb
+                } else {
+                    nodes[gamma + 1 - base].aabb
+                };
+                aabb = lb.merge(&rb);
+                nodes[i - base].aabb = aabb;
+                continue;
+            }
+            if top + 3 > stack.len() {
+                return Err(Box::new(RefitError::TooDeep { node: i }));
+            }
+            stack[top] = (i as u32, f as u32, l as u32, true);
+            top += 1;
+            if !right_leaf {
+                stack[top] = ((gamma + 1) as u32, (gamma + 1) as u32, l as u32, false);
+                top += 1;
+            }
+            if !left_leaf {
+                stack[top] = (gamma as u32, f as u32, gamma as u32, false);
+                top += 1;
+            }
+        }
+        // The root is finished last.
+        Ok(aabb)
     }
 }
 
-/// Refits the subtree covering leaf slots `[first, last]` whose internal nodes are `nodes`
-/// (its root at the end of the slice when `root_at_end`, else at the start) and whose leaves are
-/// `leaves`. Leaves are refitted where the recursion meets them, so every node is read and
-/// written once, in an order that walks the node array forwards within every subtree.
-/// `leaves_done`: the leaves of this subtree already hold their boxes.
-#[allow(clippy::too_many_arguments)]
+/// Refits the subtree covering leaf slots `[first, last]` (`first < last`) whose internal nodes
+/// are `nodes` (its root at the end of the slice when `root_at_end`, else at the start) and whose
+/// leaves are `leaves`: big subtrees split in two halves refitted in parallel, small ones are
+/// refitted by [`Ctx::serial`].
 fn refit_subtree<F: Fn(u32) -> Aabb + Sync>(
     ctx: &Ctx<F>,
     nodes: &mut [BvhNode],
@@ -193,18 +281,11 @@ fn refit_subtree<F: Fn(u32) -> Aabb + Sync>(
     last: usize,
     root_at_end: bool,
     depth: u32,
-    leaves_done: bool,
 ) -> Result<Aabb, Box<RefitError>> {
-    let n1 = ctx.n1;
-    // Small subtrees refit their leaves first, in one branch-light loop (the primitive reads are
-    // random; this keeps many of them in flight), then merge from the cached leaf boxes.
-    let batch = !leaves_done && last - first < LEAF_BATCH;
-    if batch {
-        for (at, slot) in (first..=last).enumerate() {
-            ctx.leaf(leaves, at, slot)?;
-        }
+    let base = if root_at_end { first + 1 } else { first };
+    if last - first <= PAR_LEAVES || depth > MAX_DEPTH {
+        return ctx.serial(nodes, base, leaves, first, last);
     }
-    let leaves_done = leaves_done || batch;
     let root_index = if root_at_end { last } else { first };
     let split = if root_at_end {
         nodes.split_last_mut()
@@ -220,78 +301,25 @@ fn refit_subtree<F: Fn(u32) -> Aabb + Sync>(
             right: LEAF,
         }));
     };
-    if depth > MAX_DEPTH {
-        return Err(Box::new(RefitError::TooDeep { node: root_index }));
-    }
-    let (left, right) = (root.left as usize, root.right as usize);
-    // Split slot γ from the left child: leaf γ (then γ == first) or internal node γ.
-    let left_is_leaf = left >= n1;
-    let gamma = if left_is_leaf { left - n1 } else { left };
-    let right_is_leaf = gamma + 1 == last;
-    let right_expected = if right_is_leaf { n1 + last } else { gamma + 1 };
-    if gamma < first
-        || gamma >= last
-        || left_is_leaf != (gamma == first)
-        || right != right_expected
-        || rest.len() != last - first - 1
-    {
-        return Err(Box::new(RefitError::BadChildren {
-            node: root_index,
-            first,
-            last,
-            left: left as u32,
-            right: right as u32,
-        }));
-    }
+    let gamma = split_of(ctx.n1, root_index, (root.left, root.right), first, last)?;
     // `rest` holds the internal nodes [first+1, last-1]: left subtree [first+1, γ], right
-    // subtree [γ+1, last-1]; `leaves` the slots [first, last].
+    // subtree [γ+1, last-1]; `leaves` the slots [first, last]. Both halves have more than one
+    // leaf here (a subtree this big splits far from its ends unless the codes are degenerate).
     let (lpart, rpart) = rest.split_at_mut(gamma - first);
     let (lleaves, rleaves) = leaves.split_at_mut(gamma + 1 - first);
-    let mut do_left = move || {
-        if left_is_leaf {
-            if leaves_done {
-                Ok(lleaves[0].aabb)
-            } else {
-                ctx.leaf(lleaves, 0, gamma)
-            }
+    let half = |nodes: &mut [BvhNode], leaves: &mut [BvhNode], f: usize, l: usize, at_end| {
+        if f == l {
+            ctx.leaves(leaves, f)?;
+            Ok(leaves[0].aabb)
         } else {
-            refit_subtree(
-                ctx,
-                lpart,
-                lleaves,
-                first,
-                gamma,
-                true,
-                depth + 1,
-                leaves_done,
-            )
+            refit_subtree(ctx, nodes, leaves, f, l, at_end, depth + 1)
         }
     };
-    let mut do_right = move || {
-        if right_is_leaf {
-            if leaves_done {
-                Ok(rleaves[0].aabb)
-            } else {
-                ctx.leaf(rleaves, 0, last)
-            }
-        } else {
-            refit_subtree(
-                ctx,
-                rpart,
-                rleaves,
-                gamma + 1,
-                last,
-                false,
-                depth + 1,
-                leaves_done,
-            )
-        }
-    };
-    let (lb, rb) = if last - first > PAR_LEAVES {
-        rayon::join(do_left, do_right)
-    } else {
-        (do_left(), do_right())
-    };
-    root.aabb = lb?.merge(&rb?);
-    Ok(root.aabb)
+    let (lb, rb) = rayon::join(
+        || half(lpart, lleaves, first, gamma, true),
+        || half(rpart, rleaves, gamma + 1, last, false),
+    );
+    let aabb = lb?.merge(&rb?);
+    root.aabb = aabb;
+    Ok(aabb)
 }

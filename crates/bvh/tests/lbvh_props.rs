@@ -325,3 +325,57 @@ fn large_build_with_duplicate_codes_matches_staged() {
     refit::refit(&mut staged, &boxes).unwrap();
     assert_eq!(staged, bvh);
 }
+
+/// Trees far above the refit's parallel threshold (4096 leaves), on two threads: the staged
+/// build (hierarchy, then the parallel refit) equals the fused build, and every box is the
+/// union of the primitive boxes below it. Continuous boxes and only a few distinct boxes
+/// (duplicate codes: the index tie break shapes the tree).
+#[test]
+fn parallel_refit_of_large_trees_matches_oracle() {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed >> 40) as f32 / (1u64 << 24) as f32
+    };
+    for distinct in [usize::MAX, 5] {
+        let boxes: Vec<Aabb> = (0..20_000)
+            .map(|i| {
+                let k = if distinct == usize::MAX {
+                    i
+                } else {
+                    i % distinct
+                };
+                let lo = if distinct == usize::MAX {
+                    [next() * 100.0, next() * 100.0, next() * 100.0]
+                } else {
+                    [k as f32; 3]
+                };
+                Aabb {
+                    min: lo,
+                    max: [lo[0] + next(), lo[1] + next(), lo[2] + next()],
+                }
+            })
+            .collect();
+        pool.install(|| {
+            let fused = lbvh::build_from_aabbs(&boxes);
+            let (sorted, order) = lbvh::sort_codes(&lbvh::morton_codes(&boxes));
+            let mut staged = lbvh::hierarchy(&sorted, &order);
+            refit::refit(&mut staged, &boxes).unwrap();
+            assert_eq!(staged, fused);
+            for (i, node) in staged.nodes.iter().enumerate() {
+                let mut below = Vec::new();
+                prims_below(&staged, i, &mut below);
+                let expect = below
+                    .iter()
+                    .fold(Aabb::EMPTY, |b, &p| b.merge(&boxes[p as usize]));
+                assert_eq!(node.aabb, expect, "node {i}");
+            }
+        });
+    }
+}
