@@ -5,6 +5,7 @@
 //! sizes and field offsets on both sides.
 
 pub mod aabb;
+mod alloc;
 pub mod bounding_volume;
 pub mod bv_tree;
 pub mod coons;

@@ -123,25 +123,29 @@ pub fn morton30(c: Vec3, scene: &Aabb, ext: &[f32; 3]) -> u32 {
 /// assert_eq!(codes63(&boxes), vec![0, (1u64 << 63) - 1]);
 /// ```
 pub fn codes63(boxes: &[Aabb]) -> Vec<u64> {
-    let scene = scene_box(boxes);
-    let ext = extent(&scene);
-    let f = |b: &Aabb| morton63(centroid(b), &scene, &ext);
-    if boxes.len() < PAR_MIN {
-        boxes.iter().map(f).collect()
-    } else {
-        boxes.par_iter().with_min_len(4096).map(f).collect()
-    }
+    codes_with(boxes, morton63)
 }
 
 /// 30-bit codes of every primitive box, in primitive order.
 pub fn codes30(boxes: &[Aabb]) -> Vec<u32> {
+    codes_with(boxes, morton30)
+}
+
+/// `code(centroid, scene box, extent)` of every box, in parallel for large inputs.
+fn codes_with<T, F>(boxes: &[Aabb], code: F) -> Vec<T>
+where
+    T: Send,
+    F: Fn(Vec3, &Aabb, &[f32; 3]) -> T + Sync,
+{
     let scene = scene_box(boxes);
     let ext = extent(&scene);
-    let f = |b: &Aabb| morton30(centroid(b), &scene, &ext);
+    let f = |b: &Aabb| code(centroid(b), &scene, &ext);
     if boxes.len() < PAR_MIN {
         boxes.iter().map(f).collect()
     } else {
-        boxes.par_iter().with_min_len(4096).map(f).collect()
+        let mut codes = crate::alloc::with_capacity(boxes.len());
+        codes.par_extend(boxes.par_iter().with_min_len(4096).map(f));
+        codes
     }
 }
 

@@ -91,7 +91,9 @@ pub fn triangle_aabbs(mesh: &TriMesh) -> Vec<Aabb> {
     if mesh.face_count() < 1 << 14 {
         mesh.faces().iter().map(f).collect()
     } else {
-        mesh.faces().par_iter().with_min_len(4096).map(f).collect()
+        let mut boxes = crate::alloc::with_capacity(mesh.face_count());
+        boxes.par_extend(mesh.faces().par_iter().with_min_len(4096).map(f));
+        boxes
     }
 }
 

@@ -1,13 +1,13 @@
 //! Stable radix sort of `(u64 code, u32 index)` pairs: LBVH spec step 4.
 //!
-//! The CPU twin of the GPU radix-sort kernel (`kernels/cuda/radix_sort.cu`): 8-bit digits,
-//! counting passes that are stable, passes whose digit is the same for every key skipped. Small
-//! inputs get a plain least-significant-digit sort. Large ones first split on their 8 highest
-//! varying bits (one parallel counting pass: every chunk counts its digits, a scan over
-//! (digit, chunk) gives each chunk its output ranges, every chunk scatters in order), then sort
-//! each of the 256 buckets on the remaining low bits, in parallel and in cache. Every pass is
-//! stable, so sorting codes that carry their primitive index gives exactly the order by
-//! `(code, index)` — the same result as the GPU's all-LSD sort.
+//! The CPU twin of the GPU radix-sort kernel (`kernels/cuda/radix_sort.cu`), which sorts
+//! least-significant digit first. Here the digits go the other way: large inputs first split on
+//! their 8 highest varying bits (one parallel counting pass: every chunk counts its digits, a
+//! scan over (digit, chunk) gives each chunk its output ranges, every chunk scatters in order),
+//! then every bucket is sorted on its own, in parallel and in cache, by a most-significant-digit
+//! recursion ([`sort_bucket`]) that ends in insertion sorts. Every step is stable, so sorting
+//! codes that carry their primitive index gives exactly the order by `(code, index)` — the same
+//! result as the GPU's all-LSD sort.
 
 use rayon::prelude::*;
 
@@ -15,7 +15,7 @@ use rayon::prelude::*;
 pub const RADIX_BITS: u32 = 8;
 const BUCKETS: usize = 1 << RADIX_BITS;
 const MASK: u64 = (BUCKETS - 1) as u64;
-/// Below this many keys the sort runs on one thread, all LSD.
+/// Below this many keys the sort runs on one thread.
 const PAR_MIN: usize = 1 << 15;
 
 /// Sorts `codes` carrying their positions: returns the sorted codes and, for each sorted slot,
@@ -34,7 +34,13 @@ pub fn sort_codes(codes: &[u64]) -> (Vec<u64>, Vec<u32>) {
 
 /// [`sort_codes`] sorting the given vector in place.
 pub(crate) fn sort_codes_owned(mut keys: Vec<u64>) -> (Vec<u64>, Vec<u32>) {
-    let mut values: Vec<u32> = (0..keys.len() as u32).collect();
+    let n = keys.len();
+    let mut values: Vec<u32> = crate::alloc::with_capacity(n);
+    if n < PAR_MIN {
+        values.extend(0..n as u32);
+    } else {
+        values.par_extend((0..n as u32).into_par_iter().with_min_len(1 << 14));
+    }
     sort_pairs(&mut keys, &mut values);
     (keys, values)
 }
@@ -49,11 +55,10 @@ pub fn sort_pairs(keys: &mut [u64], values: &mut [u32]) {
     if n < 2 {
         return;
     }
-    let mut tmp_keys = vec![0u64; n];
-    let mut tmp_values = vec![0u32; n];
+    let mut tmp_keys: Vec<u64> = crate::alloc::zeroed(n);
+    let mut tmp_values: Vec<u32> = crate::alloc::zeroed(n);
     if n < PAR_MIN {
-        let varying = varying_bits(keys);
-        lsd(keys, values, &mut tmp_keys, &mut tmp_values, varying);
+        sort_bucket(keys, values, &mut tmp_keys, &mut tmp_values);
         return;
     }
     let first = keys[0];
@@ -76,7 +81,6 @@ pub fn sort_pairs(keys: &mut [u64], values: &mut [u32]) {
         chunk_len,
     );
     // ... then sort every bucket on the bits below, back into `keys` / `values`.
-    let low = varying & ((1u64 << shift) - 1);
     let mut jobs = Vec::with_capacity(BUCKETS);
     let (mut k, mut v) = (&mut keys[..], &mut values[..]);
     let (mut tk, mut tv) = (&mut tmp_keys[..], &mut tmp_values[..]);
@@ -91,8 +95,8 @@ pub fn sort_pairs(keys: &mut [u64], values: &mut [u32]) {
         }
     }
     jobs.into_par_iter().for_each(|(tk, tv, k, v)| {
-        // Sort (tk, tv) in place (ping-ponging through (k, v)), then move the result to (k, v).
-        lsd(tk, tv, k, v, low);
+        // Sort (tk, tv) in place (scratch: (k, v)), then move the result to (k, v).
+        sort_bucket(tk, tv, k, v);
         k.copy_from_slice(tk);
         v.copy_from_slice(tv);
     });
@@ -109,46 +113,67 @@ fn digit(k: u64, shift: u32) -> usize {
     ((k >> shift) & MASK) as usize
 }
 
-/// Sequential stable LSD sort of `(keys, values)` on the digits that have a bit in `varying`,
-/// using `(tk, tv)` as scratch. The result ends in `(keys, values)`.
-fn lsd(keys: &mut [u64], values: &mut [u32], tk: &mut [u64], tv: &mut [u32], varying: u64) {
-    let mut in_tmp = false;
-    let mut shift = 0;
-    while shift < u64::BITS {
-        if (varying >> shift) & MASK != 0 {
-            if in_tmp {
-                counting_pass(tk, tv, keys, values, shift);
-            } else {
-                counting_pass(keys, values, tk, tv, shift);
-            }
-            in_tmp = !in_tmp;
-        }
-        shift += RADIX_BITS;
-    }
-    if in_tmp {
-        keys.copy_from_slice(tk);
-        values.copy_from_slice(tv);
-    }
-}
+/// Buckets at most this long are finished by insertion sort.
+const SMALL: usize = 32;
 
-/// One stable counting pass on the digit at `shift`.
-fn counting_pass(k: &[u64], v: &[u32], ok: &mut [u64], ov: &mut [u32], shift: u32) {
-    let mut offset = [0usize; BUCKETS];
-    for &x in k {
+/// Sequential stable sort of `(keys, values)`, most significant digit first, using `(tk, tv)`
+/// (same lengths) as scratch; the result ends in `(keys, values)`. Every level splits on the 8
+/// highest bits that vary within the bucket (one counting pass into the scratch), sorts each
+/// sub-bucket the same way (by then it is in cache) and copies it back; buckets of at most
+/// [`SMALL`] keys are insertion-sorted, buckets of equal keys are left as they are. About two
+/// passes over the data instead of one per digit, and at most eight levels.
+fn sort_bucket(keys: &mut [u64], values: &mut [u32], tk: &mut [u64], tv: &mut [u32]) {
+    if keys.len() <= SMALL {
+        insertion_sort(keys, values);
+        return;
+    }
+    let varying = varying_bits(keys);
+    if varying == 0 {
+        return;
+    }
+    let shift = (u64::BITS - varying.leading_zeros()).saturating_sub(RADIX_BITS);
+    let mut offset = [0u32; BUCKETS];
+    for &x in keys.iter() {
         offset[digit(x, shift)] += 1;
     }
     let mut sum = 0;
     for o in offset.iter_mut() {
-        let c = *o;
-        *o = sum;
-        sum += c;
+        (*o, sum) = (sum, sum + *o);
     }
-    for (&x, &y) in k.iter().zip(v) {
+    for (&x, &y) in keys.iter().zip(values.iter()) {
         let d = digit(x, shift);
-        let at = offset[d];
-        ok[at] = x;
-        ov[at] = y;
-        offset[d] = at + 1;
+        let at = offset[d] as usize;
+        tk[at] = x;
+        tv[at] = y;
+        offset[d] += 1;
+    }
+    // `offset[d]` is now the end of bucket d.
+    let mut start = 0;
+    for &end in &offset {
+        let r = start..end as usize;
+        start = end as usize;
+        if r.is_empty() {
+            continue;
+        }
+        let (k, v) = (&mut tk[r.clone()], &mut tv[r.clone()]);
+        sort_bucket(k, v, &mut keys[r.clone()], &mut values[r.clone()]);
+        keys[r.clone()].copy_from_slice(k);
+        values[r].copy_from_slice(v);
+    }
+}
+
+/// Stable insertion sort of a short bucket.
+fn insertion_sort(keys: &mut [u64], values: &mut [u32]) {
+    for i in 1..keys.len() {
+        let (k, v) = (keys[i], values[i]);
+        let mut j = i;
+        while j > 0 && keys[j - 1] > k {
+            keys[j] = keys[j - 1];
+            values[j] = values[j - 1];
+            j -= 1;
+        }
+        keys[j] = k;
+        values[j] = v;
     }
 }
 

@@ -18,8 +18,6 @@
 //! node `[f, l]` knows both neighbouring `d` values, hence whether its parent lies to the right
 //! (it is a left child: Karras index `l`) or to the left (a right child: index `f`).
 
-use rayon::prelude::*;
-
 use crate::lbvh::delta;
 use crate::{Aabb, Bvh, BvhNode, LEAF};
 
@@ -51,21 +49,11 @@ pub(crate) fn build_sorted(codes: &[u64], order: &[u32], boxes: &[Aabb]) -> Bvh 
             parents: Vec::new(),
         };
     }
-    // Every node and every parent entry but the root's is written below. The parents come
-    // zeroed straight from the allocator (no initialisation pass); the nodes are filled in
-    // parallel, so the page faults of a large tree are shared by the threads.
-    let blank = BvhNode {
-        aabb: Aabb::EMPTY,
-        left: 0,
-        right: LEAF,
-    };
-    let mut nodes = Vec::with_capacity(2 * n - 1);
-    if n > PAR_LEAVES {
-        nodes.par_extend(rayon::iter::repeat_n(blank, 2 * n - 1));
-    } else {
-        nodes.resize(2 * n - 1, blank);
-    }
-    let mut parents = vec![0u32; 2 * n - 1];
+    // Every node and every parent entry but the root's is written below, so both arrays come
+    // zeroed straight from the allocator (fresh pages, no initialisation pass) and the page
+    // faults of a large tree are taken by the threads that write them.
+    let mut nodes: Vec<BvhNode> = crate::alloc::zeroed(2 * n - 1);
+    let mut parents: Vec<u32> = crate::alloc::zeroed(2 * n - 1);
     parents[0] = LEAF;
     let ctx = Ctx {
         codes,
