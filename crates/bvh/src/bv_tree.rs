@@ -120,10 +120,10 @@ impl<B: BoundingVolume> BvTree<B> {
     pub fn build_with(mesh: &TriMesh, split: Split) -> Self {
         let topology = match split {
             Split::World => lbvh::build(mesh),
-            Split::Oriented => {
-                let (codes, order) = lbvh::sort_codes(&oriented_morton_codes(mesh));
-                lbvh::hierarchy(&codes, &order)
-            }
+            Split::Oriented => lbvh::build_from_codes(
+                oriented_morton_codes(mesh),
+                &crate::refit::triangle_aabbs(mesh),
+            ),
         };
         Self::fit(mesh, &topology)
     }

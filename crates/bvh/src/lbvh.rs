@@ -171,8 +171,22 @@ pub fn hierarchy(codes: &[u64], order: &[u32]) -> Bvh {
 /// assert_eq!(bvh.root_aabb(), Aabb { min: [0.0; 3], max: [3.5; 3] });
 /// ```
 pub fn build_from_aabbs(boxes: &[Aabb]) -> Bvh {
-    let (codes, order) = crate::sort::sort_codes_owned(morton_codes(boxes));
     // Same nodes as `hierarchy` + `refit`, in one top-down pass (see `topdown`).
+    build_from_codes(morton_codes(boxes), boxes)
+}
+
+/// Builds the LBVH over precomputed 63-bit codes of the primitives (e.g. codes in an oriented
+/// frame) with leaf boxes `boxes`, both in primitive order.
+///
+/// # Panics
+/// If `codes` and `boxes` differ in length (a caller bug).
+pub fn build_from_codes(codes: Vec<u64>, boxes: &[Aabb]) -> Bvh {
+    assert_eq!(
+        codes.len(),
+        boxes.len(),
+        "build_from_codes: length mismatch"
+    );
+    let (codes, order) = crate::sort::sort_codes_owned(codes);
     crate::topdown::build_sorted(&codes, &order, boxes)
 }
 
