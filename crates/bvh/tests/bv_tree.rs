@@ -8,7 +8,7 @@ use gprox_bvh::obb::Obb;
 use gprox_bvh::rss::Rss;
 use gprox_bvh::sphere::Sphere;
 use gprox_bvh::wide::{Wide4Node, Wide8Node, WideNode, WideTree, EMPTY, LEAF_BIT};
-use gprox_bvh::{bv_tree::FIT_LEAVES, LEAF};
+use gprox_bvh::LEAF;
 use gprox_geometry::TriMesh;
 use proptest::prelude::*;
 
@@ -124,7 +124,7 @@ fn check_wide<B: BoundingVolume, N: WideNode>(
     Ok(())
 }
 
-/// A wavy grid with more faces than [`FIT_LEAVES`], so the upper nodes take the merge path.
+/// A wavy grid of `2k²` faces.
 fn big_mesh(k: usize, amp: f32) -> TriMesh {
     let mut pos = Vec::new();
     for i in 0..=k {
@@ -156,14 +156,16 @@ proptest! {
 }
 
 proptest! {
-    // Larger meshes: fewer cases, each exercising the merge path above FIT_LEAVES.
+    // Larger meshes: fewer cases, each exercising the merge path above the fitting limit.
     #![proptest_config(ProptestConfig::with_cases(8))]
 
     #[test]
     fn large_trees_contain(amp in 0.0f32..0.3) {
+        const LIMIT: usize = 512;
         let m = big_mesh(50, amp);
-        prop_assert!(m.face_count() > 2 * FIT_LEAVES);
-        let t = BvTree::<Rss>::build(&m);
+        prop_assert!(m.face_count() > 4 * LIMIT);
+        let topology = gprox_bvh::lbvh::build(&m);
+        let t = BvTree::<Rss>::fit_with_limit(&m, &topology, LIMIT);
         check_tree(&t, &m)?;
         check_wide::<Rss, Wide8Node>(&t, &m)?;
     }
