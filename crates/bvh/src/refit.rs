@@ -225,25 +225,26 @@ impl<F: Fn(u32) -> Aabb> Ctx<F> {
         std::hint::black_box(nodes.iter().fold(0u32, |acc, n| acc ^ n.left));
         let n1 = self.n1;
         let root = if base == first { first } else { last };
-        // (node, first, last, children done); a post-order of depth d needs at most 2d + 1 slots.
-        let mut stack = [(0u32, 0u32, 0u32, false); 2 * MAX_DEPTH as usize + 2];
-        stack[0] = (root as u32, first as u32, last as u32, false);
+        // (node, first, last, split γ once expanded or `u32::MAX`); a post-order of depth d
+        // needs at most 2d + 1 slots.
+        const OPEN: u32 = u32::MAX;
+        let mut stack = [(0u32, 0u32, 0u32, OPEN); 2 * MAX_DEPTH as usize + 2];
+        stack[0] = (root as u32, first as u32, last as u32, OPEN);
         let mut top = 1;
         let mut aabb = Aabb::EMPTY;
         while top > 0 {
             top -= 1;
-            let (i, f, l, done) = stack[top];
+            let (i, f, l, g) = stack[top];
             let (i, f, l) = (i as usize, f as usize, l as usize);
-            let node = &nodes[i - base];
-            let gamma = split_of(n1, i, (node.left, node.right), f, l)?;
-            let (left_leaf, right_leaf) = (gamma == f, gamma + 1 == l);
-            if done {
-                let lb = if left_leaf {
+            if g != OPEN {
+                // Both children are done: merge them.
+                let gamma = g as usize;
+                let lb = if gamma == f {
                     leaves[gamma - first].aabb
                 } else {
                     nodes[gamma - base].aabb
                 };
-                let rb = if right_leaf {
+                let rb = if gamma + 1 == l {
                     leaves[l - first].aabb
                 } else {
                     nodes[gamma + 1 - base].aabb
@@ -252,17 +253,19 @@ impl<F: Fn(u32) -> Aabb> Ctx<F> {
                 nodes[i - base].aabb = aabb;
                 continue;
             }
+            let node = &nodes[i - base];
+            let gamma = split_of(n1, i, (node.left, node.right), f, l)?;
             if top + 3 > stack.len() {
                 return Err(Box::new(RefitError::TooDeep { node: i }));
             }
-            stack[top] = (i as u32, f as u32, l as u32, true);
+            stack[top] = (i as u32, f as u32, l as u32, gamma as u32);
             top += 1;
-            if !right_leaf {
-                stack[top] = ((gamma + 1) as u32, (gamma + 1) as u32, l as u32, false);
+            if gamma + 1 != l {
+                stack[top] = ((gamma + 1) as u32, (gamma + 1) as u32, l as u32, OPEN);
                 top += 1;
             }
-            if !left_leaf {
-                stack[top] = (gamma as u32, f as u32, gamma as u32, false);
+            if gamma != f {
+                stack[top] = (gamma as u32, f as u32, gamma as u32, OPEN);
                 top += 1;
             }
         }

@@ -90,6 +90,9 @@ pub(crate) struct Traversal<'a, 's> {
     scratch: &'s mut Scratch,
     /// Pops left before the tree is declared cyclic.
     budget: u64,
+    /// Whether A's / B's pose is the identity (world vertices = stored ones, no cache needed;
+    /// the usual case of deforming meshes given in world coordinates).
+    identity: [bool; 2],
 }
 
 #[inline]
@@ -142,6 +145,7 @@ impl<'a, 's> Traversal<'a, 's> {
             tri_pad: margin * (1.0 + 1e-12) + 1e-12 * mag,
             scratch,
             budget,
+            identity: [a.pose == Pose64::IDENTITY, b.pose == Pose64::IDENTITY],
         }
     }
 
@@ -294,9 +298,9 @@ impl<'a, 's> Traversal<'a, 's> {
     /// World corners of face `f` of one side, through the vertex cache.
     #[inline]
     fn world_triangle(&mut self, side: Side, face: u32) -> Result<[DVec3; 3], CollideError> {
-        let (obj, cache) = match side {
-            Side::A => (self.a, &mut self.scratch.vert_a),
-            Side::B => (self.b, &mut self.scratch.vert_b),
+        let (obj, cache, identity) = match side {
+            Side::A => (self.a, &mut self.scratch.vert_a, self.identity[0]),
+            Side::B => (self.b, &mut self.scratch.vert_b, self.identity[1]),
         };
         let g = self.scratch.generation;
         let f = obj
@@ -306,6 +310,10 @@ impl<'a, 's> Traversal<'a, 's> {
             .ok_or(CollideError::FaceOutOfRange { side, face })?;
         let f = *f;
         let pos = obj.mesh.positions();
+        if identity {
+            // x·1 + y·0 + z·0 + 0 = x exactly: the same values the transform would give.
+            return Ok(f.map(|v| pos[v as usize].as_dvec3()));
+        }
         let pose: &Pose64 = &obj.pose;
         let mut corner =
             |v: u32| cache.get_or(v as usize, g, || transform_point(pose, pos[v as usize]));
