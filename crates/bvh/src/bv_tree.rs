@@ -162,7 +162,7 @@ impl<B: BoundingVolume> BvTree<B> {
         let mut keep: Vec<u8> = Vec::with_capacity(n); // bit c: corner c is kept
         let mut start: Vec<u32> = Vec::with_capacity(n + 1);
         let mut recent = [u32::MAX; 3 * WINDOW];
-        let mut prefix = Vec::with_capacity(n + 1);
+        let mut prefix = crate::alloc::with_capacity(n + 1);
         let mut last = Moments::default();
         prefix.push(last);
         let mut kept = 0u32;
@@ -240,15 +240,12 @@ impl<B: BoundingVolume> BvTree<B> {
                 right: nodes[i].right,
             }
         };
-        let mut out: Vec<BvTreeNode<B>> = if m < PAR_MIN {
-            (0..m).map(fit_node).collect()
+        let mut out: Vec<BvTreeNode<B>> = crate::alloc::with_capacity(m);
+        if m < PAR_MIN {
+            out.extend((0..m).map(fit_node));
         } else {
-            (0..m)
-                .into_par_iter()
-                .with_min_len(64)
-                .map(fit_node)
-                .collect()
-        };
+            out.par_extend((0..m).into_par_iter().with_min_len(64).map(fit_node));
+        }
         // Large nodes: fitted in their principal frame around the maximal small nodes below
         // them (one level of approximation, no compounding), independently of each other.
         let is_small =
