@@ -61,6 +61,7 @@ extern "C" size_t gprox_emu_layout(const char* name) {
   GPROX_OFFSET(BalanceTraverseParams, boxes_b1) GPROX_OFFSET(BalanceTraverseParams, faces)
   GPROX_OFFSET(BalanceTraverseParams, work) GPROX_OFFSET(BalanceTraverseParams, counts)
   GPROX_OFFSET(BalanceTraverseParams, results) GPROX_OFFSET(BalanceTraverseParams, counters)
+  GPROX_OFFSET(BalanceTraverseParams, min_separation)
   GPROX_OFFSET(BalanceTraverseParams, task_capacity)
   GPROX_OFFSET(BalanceTraverseParams, local_capacity)
   GPROX_OFFSET(BalanceTraverseParams, result_capacity)

@@ -90,6 +90,9 @@ pub(crate) struct Traversal {
     pub leaves_b: u32,
     pub faces: u64,
     pub flags: u32,
+    /// [`crate::params::BALANCE_DUAL`]: gaps count only above this (the CCD minimum
+    /// separation).
+    pub min_separation: f64,
 }
 
 /// Work queues of all tasks: regions of `stride` pairs each, and their sizes.
@@ -185,6 +188,7 @@ impl Device {
                     counts: cur.counts.device_ptr(),
                     results: results.device_ptr(),
                     counters: counters.device_ptr(),
+                    min_separation: t.min_separation,
                     task_capacity: cur.stride,
                     local_capacity: opts.queue_capacity,
                     result_capacity: result_capacity as u32,

@@ -82,12 +82,14 @@ impl Device {
     }
 
     /// Candidate face pairs of self CCD: every unordered pair of distinct faces of `m`
-    /// (adjacent ones included) whose boxes are not separated on one axis in the same order at both ends of the step,
-    /// oriented as the CPU's self traversal of the same tree reports them (the first face's
-    /// leaf lies in the left subtree of the two leaves' common ancestor); sorted.
+    /// (adjacent ones included) whose boxes are not separated by more than `min_separation` on
+    /// one axis in the same order at both ends of the step, oriented as the CPU's self traversal
+    /// of the same tree reports them (the first face's leaf lies in the left subtree of the two
+    /// leaves' common ancestor); sorted.
     pub fn ccd_self_candidates(
         &self,
         m: &MovingMesh<'_>,
+        min_separation: f64,
         opts: &BalanceOptions,
     ) -> Result<(Vec<[u32; 2]>, BalanceStats)> {
         let n = check_moving(m, "mesh")?;
@@ -95,15 +97,17 @@ impl Device {
             return Ok((Vec::new(), BalanceStats::default()));
         }
         let d = self.dual_nodes(m, n)?;
-        self.dual_traverse(&d, &d, BALANCE_SELF, opts)
+        self.dual_traverse(&d, &d, BALANCE_SELF, min_separation, opts)
     }
 
-    /// Candidate face pairs `[face of a, face of b]` of two-mesh CCD (boxes not separated on
-    /// one axis in the same order at both ends of the step); sorted.
+    /// Candidate face pairs `[face of a, face of b]` of two-mesh CCD (boxes not separated by
+    /// more than `min_separation` on one axis in the same order at both ends of the step);
+    /// sorted.
     pub fn ccd_pair_candidates(
         &self,
         a: &MovingMesh<'_>,
         b: &MovingMesh<'_>,
+        min_separation: f64,
         opts: &BalanceOptions,
     ) -> Result<(Vec<[u32; 2]>, BalanceStats)> {
         let na = check_moving(a, "mesh a")?;
@@ -113,7 +117,7 @@ impl Device {
         }
         let da = self.dual_nodes(a, na)?;
         let db = self.dual_nodes(b, nb)?;
-        self.dual_traverse(&da, &db, 0, opts)
+        self.dual_traverse(&da, &db, 0, min_separation, opts)
     }
 
     fn dual_traverse(
@@ -121,6 +125,7 @@ impl Device {
         a: &DualNodes,
         b: &DualNodes,
         flags: u32,
+        min_separation: f64,
         opts: &BalanceOptions,
     ) -> Result<(Vec<[u32; 2]>, BalanceStats)> {
         let t = Traversal {
@@ -133,6 +138,8 @@ impl Device {
             leaves_b: b.leaves,
             faces: 0,
             flags: flags | BALANCE_DUAL,
+            // As the CPU: a negative (or NaN) separation counts as 0.
+            min_separation: min_separation.max(0.0),
         };
         let (buf, count, stats) = self.balanced_traverse(&t, opts)?;
         let mut pairs = self.download_pairs(&buf, count)?;
@@ -174,8 +181,7 @@ impl Device {
         opts: &BalanceOptions,
     ) -> Result<(MeshCcd, BalanceStats)> {
         check_topology(m, topo)?;
-        check_min_separation(ccd)?;
-        let (pairs, stats) = self.ccd_self_candidates(m, opts)?;
+        let (pairs, stats) = self.ccd_self_candidates(m, ccd.min_separation, opts)?;
         let cm = CcdMesh {
             mesh: m.mesh,
             end: m.end,
@@ -197,8 +203,7 @@ impl Device {
     ) -> Result<(MeshCcd, BalanceStats)> {
         check_topology(a, a_topo)?;
         check_topology(b, b_topo)?;
-        check_min_separation(ccd)?;
-        let (pairs, stats) = self.ccd_pair_candidates(a, b, opts)?;
+        let (pairs, stats) = self.ccd_pair_candidates(a, b, ccd.min_separation, opts)?;
         let ca = CcdMesh {
             mesh: a.mesh,
             end: a.end,
@@ -211,18 +216,6 @@ impl Device {
         };
         Ok((ccd_candidates(&ca, Some(&cb), &pairs, ccd)?, stats))
     }
-}
-
-/// The device traversal's node test has no minimum-separation gap yet: refuse `δ > 0` rather
-/// than drop candidate pairs closer than `δ` (the CPU `gprox_query::ccd` supports it).
-fn check_min_separation(ccd: &CcdOptions) -> Result<()> {
-    if ccd.min_separation > 0.0 {
-        return Err(CudaError::InvalidOption {
-            what: "CcdOptions::min_separation (not supported on the GPU yet)",
-            value: ccd.min_separation,
-        });
-    }
-    Ok(())
 }
 
 fn check_topology(m: &MovingMesh<'_>, topo: &Topology) -> Result<()> {

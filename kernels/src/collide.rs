@@ -138,6 +138,7 @@ impl Device {
             leaves_b: nb,
             faces: 0,
             flags: 0,
+            min_separation: 0.0,
         };
         let (candidates, count, stats) = self.balanced_traverse(&t, balance)?;
         Ok((self.finish_pairs(a, b, opts, &candidates, count)?, stats))

@@ -234,6 +234,9 @@ params!(
         results: u64,
         /// `u32[BALANCE_COUNTERS]`.
         counters: u64,
+        /// [`BALANCE_DUAL`]: a gap separates two boxes only when it exceeds this (`≥ 0`, the
+        /// CCD minimum separation).
+        min_separation: f64,
         /// Most items one task's queue holds (shared part + global region).
         task_capacity: u32,
         /// Shared-memory queue size (`1..=BALANCE_MAX_LOCAL`).

@@ -77,6 +77,7 @@ impl Device {
             leaves_b: n,
             faces: dm.faces.device_ptr(),
             flags: BALANCE_SELF | BALANCE_SKIP_ADJACENT,
+            min_separation: 0.0,
         };
         let (candidates, count, stats) = self.balanced_traverse(&t, opts)?;
         let mut out = GpuSelfCollisions {

@@ -121,6 +121,12 @@ fn moving(max_faces: usize) -> impl Strategy<Value = (TriMesh, Vec<Vec3>)> {
         })
 }
 
+/// A CCD minimum separation: none (mostly), or one comparable to the coordinate grid, so that
+/// it changes which node pairs and contacts survive.
+fn separation() -> impl Strategy<Value = f64> {
+    prop_oneof![2 => Just(0.0), 1 => 0.0f64..0.3]
+}
+
 /// The CCD tree of the CPU: an LBVH over the swept boxes.
 fn swept_bvh(m: &TriMesh, end: &[Vec3]) -> Bvh {
     lbvh::build_from_aabbs(&swept_triangle_aabbs(m, end).unwrap())
@@ -141,10 +147,12 @@ fn face_boxes(m: &TriMesh, end: &[Vec3]) -> Vec<[Aabb; 2]> {
 }
 
 /// The dual-box node test, written out: not separated on one axis, same order, at both ends.
-fn dual_passes(a: &[Aabb; 2], b: &[Aabb; 2]) -> bool {
+fn dual_passes(a: &[Aabb; 2], b: &[Aabb; 2], sep: f64) -> bool {
+    // Exact: f32 differences are exact in f64.
+    let gap = |lo: f32, hi: f32| f64::from(lo) - f64::from(hi) > sep;
     !(0..3).any(|k| {
-        (a[0].min[k] > b[0].max[k] && a[1].min[k] > b[1].max[k])
-            || (a[0].max[k] < b[0].min[k] && a[1].max[k] < b[1].min[k])
+        (gap(a[0].min[k], b[0].max[k]) && gap(a[1].min[k], b[1].max[k]))
+            || (gap(b[0].min[k], a[0].max[k]) && gap(b[1].min[k], a[1].max[k]))
     })
 }
 
@@ -198,16 +206,17 @@ proptest! {
     fn self_ccd_matches_cpu(
         (m, end) in moving(12),
         opts in balance_opts(),
+        sep in separation(),
     ) {
         let d = Device::emulated();
         let bvh = swept_bvh(&m, &end);
         let mm = MovingMesh { mesh: &m, end: &end, bvh: &bvh };
         // Candidates: the same oriented pairs as the CPU's self traversal with the same test,
         // and as unordered pairs every pair of distinct faces passing the test (brute force).
-        let (cand, _) = d.ccd_self_candidates(&mm, &opts).unwrap();
+        let (cand, _) = d.ccd_self_candidates(&mm, sep, &opts).unwrap();
         let nb = node_boxes(&bvh, &m, &end);
         let mut cpu_cand = Vec::new();
-        self_leaves_by(&bvh, |i, j| dual_passes(&nb[i as usize], &nb[j as usize]),
+        self_leaves_by(&bvh, |i, j| dual_passes(&nb[i as usize], &nb[j as usize], sep),
             |_, _, _| false, |x, y| cpu_cand.push([x, y]));
         cpu_cand.sort_unstable();
         prop_assert_eq!(&cand, &cpu_cand);
@@ -215,7 +224,7 @@ proptest! {
         let mut brute = Vec::new();
         for i in 0..fb.len() {
             for j in i + 1..fb.len() {
-                if dual_passes(&fb[i], &fb[j]) {
+                if dual_passes(&fb[i], &fb[j], sep) {
                     brute.push([i as u32, j as u32]);
                 }
             }
@@ -225,7 +234,7 @@ proptest! {
         prop_assert_eq!(&unordered, &brute);
         // Contacts: those of the CPU's CCD over the same tree, times of impact included.
         let topo = Topology::new(m.faces(), m.vertex_count());
-        let ccd = CcdOptions::default();
+        let ccd = CcdOptions { min_separation: sep, ..CcdOptions::default() };
         let (gpu, _) = d.ccd_self(&mm, &topo, &ccd, &opts).unwrap();
         let cpu = ccd_self_with_bvh(&m, &end, &topo, &bvh, &ccd).unwrap();
         // One narrow phase (`gprox_query::ccd::ccd_candidates`) with a canonical point order:
@@ -256,15 +265,16 @@ proptest! {
         (a, a_end) in moving(10),
         (b, b_end) in moving(10),
         opts in balance_opts(),
+        sep in separation(),
     ) {
         let d = Device::emulated();
         let (ba, bb) = (swept_bvh(&a, &a_end), swept_bvh(&b, &b_end));
         let ma = MovingMesh { mesh: &a, end: &a_end, bvh: &ba };
         let mb = MovingMesh { mesh: &b, end: &b_end, bvh: &bb };
-        let (cand, _) = d.ccd_pair_candidates(&ma, &mb, &opts).unwrap();
+        let (cand, _) = d.ccd_pair_candidates(&ma, &mb, sep, &opts).unwrap();
         let (na, nb) = (node_boxes(&ba, &a, &a_end), node_boxes(&bb, &b, &b_end));
         let mut cpu_cand = Vec::new();
-        pair_leaves_by(&ba, &bb, |i, j| dual_passes(&na[i as usize], &nb[j as usize]),
+        pair_leaves_by(&ba, &bb, |i, j| dual_passes(&na[i as usize], &nb[j as usize], sep),
             |x, y| cpu_cand.push([x, y]));
         cpu_cand.sort_unstable();
         prop_assert_eq!(&cand, &cpu_cand);
@@ -272,14 +282,14 @@ proptest! {
         let mut brute = Vec::new();
         for (i, x) in fa.iter().enumerate() {
             for (j, y) in fb.iter().enumerate() {
-                if dual_passes(x, y) {
+                if dual_passes(x, y, sep) {
                     brute.push([i as u32, j as u32]);
                 }
             }
         }
         prop_assert_eq!(&cand, &brute);
         let (ta, tb) = (Topology::new(a.faces(), a.vertex_count()), Topology::new(b.faces(), b.vertex_count()));
-        let ccd = CcdOptions::default();
+        let ccd = CcdOptions { min_separation: sep, ..CcdOptions::default() };
         let (gpu, _) = d.ccd_pair(&ma, &ta, &mb, &tb, &ccd, &opts).unwrap();
         let cpu = ccd_pair(&a, &a_end, &ta, &b, &b_end, &tb, &ccd).unwrap();
         prop_assert_eq!(&gpu, &cpu);
@@ -355,9 +365,9 @@ fn tiny_queues_spill_and_rebalance_many_rounds() {
         end: &end,
         bvh: &cbvh,
     };
-    let (cand, st) = d.ccd_self_candidates(&mm, &tiny()).unwrap();
+    let (cand, st) = d.ccd_self_candidates(&mm, 0.0, &tiny()).unwrap();
     let (cand_big, _) = d
-        .ccd_self_candidates(&mm, &BalanceOptions::default())
+        .ccd_self_candidates(&mm, 0.0, &BalanceOptions::default())
         .unwrap();
     assert!(cand.len() > 50, "{}", cand.len());
     assert_eq!(cand, cand_big);
@@ -447,7 +457,7 @@ fn invalid_inputs_are_typed_errors() {
         bvh: &bvh,
     };
     assert!(d
-        .ccd_self_candidates(&mm, &BalanceOptions::default())
+        .ccd_self_candidates(&mm, 0.0, &BalanceOptions::default())
         .is_err());
     let mut nan = m.positions().to_vec();
     nan[3].y = f32::NAN;
@@ -457,6 +467,6 @@ fn invalid_inputs_are_typed_errors() {
         bvh: &bvh,
     };
     assert!(d
-        .ccd_self_candidates(&mm, &BalanceOptions::default())
+        .ccd_self_candidates(&mm, 0.0, &BalanceOptions::default())
         .is_err());
 }

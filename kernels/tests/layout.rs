@@ -113,7 +113,8 @@ fn params_match() {
         work,
         counts,
         results,
-        counters
+        counters,
+        min_separation
     );
     offset!(
         BalanceTraverseParams,

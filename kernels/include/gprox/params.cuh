@@ -151,6 +151,7 @@ struct BalanceTraverseParams {
   uint64_t counts;    ///< uint32_t[tasks]: items in each region (in/out)
   uint64_t results;   ///< uint32_t[2 * result_capacity] (out): (face a, face b)
   uint64_t counters;  ///< uint32_t[GPROX_BALANCE_COUNTERS]
+  double min_separation;     ///< DUAL: a gap counts only when it exceeds this (>= 0)
   uint32_t task_capacity;    ///< most items one task's queue holds (shared + global)
   uint32_t local_capacity;   ///< shared-memory queue size (1..=GPROX_BALANCE_MAX_LOCAL)
   uint32_t result_capacity;  ///< pairs `results` holds
