@@ -32,10 +32,14 @@ __device__ __forceinline__ const Aabb& box_at(uint64_t base, uint32_t stride, ui
   return *dev_ptr<const Aabb>(base + static_cast<uint64_t>(i) * stride);
 }
 
+/// Whether `lo - hi > sep`, exactly (the difference of two floats is exact in double).
+__device__ __forceinline__ bool gap_above(float lo, float hi, double sep) {
+  return static_cast<double>(lo) - static_cast<double>(hi) > sep;
+}
+
 /// The node-pair test: closed boxes overlap, or in DUAL mode: not separated by more than
 /// `min_separation` on one axis in the same order at both ends (gprox_query's
-/// `boxes_separated_both_ends`, negated). The difference of two floats is exact in double, so
-/// the comparison with the separation is exact, as on the CPU.
+/// `boxes_separated_both_ends`, negated), compared exactly as on the CPU.
 __device__ __forceinline__ bool pair_passes(const BalanceTraverseParams& p, uint32_t x,
                                             uint32_t y) {
   const Aabb& a0 = box_at(p.boxes_a0, p.box_stride, x);
@@ -44,12 +48,9 @@ __device__ __forceinline__ bool pair_passes(const BalanceTraverseParams& p, uint
   const Aabb& a1 = box_at(p.boxes_a1, p.box_stride, x);
   const Aabb& b1 = box_at(p.boxes_b1, p.box_stride, y);
   const double sep = p.min_separation;
-  const auto gap = [sep](float lo, float hi) {
-    return static_cast<double>(lo) - static_cast<double>(hi) > sep;
-  };
   for (int k = 0; k < 3; ++k) {
-    if ((gap(a0.min[k], b0.max[k]) && gap(a1.min[k], b1.max[k])) ||
-        (gap(b0.min[k], a0.max[k]) && gap(b1.min[k], a1.max[k]))) {
+    if ((gap_above(a0.min[k], b0.max[k], sep) && gap_above(a1.min[k], b1.max[k], sep)) ||
+        (gap_above(b0.min[k], a0.max[k], sep) && gap_above(b1.min[k], a1.max[k], sep))) {
       return false;
     }
   }
