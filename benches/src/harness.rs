@@ -56,6 +56,9 @@ pub struct Args {
     /// 0: no parry). Needs the default cargo feature `parry`.
     #[arg(long, default_value_t = 10)]
     pub parry_frames: usize,
+    /// Skip the stage table (update / traversal / exact tests, front tracking off and on).
+    #[arg(long)]
+    pub no_stages: bool,
 }
 
 impl Default for Args {
@@ -281,6 +284,7 @@ pub fn run_all(args: &Args) -> Result<bool> {
         repeats: args.repeats.max(1),
         runs: Vec::new(),
         lbvh: Vec::new(),
+        stages: Vec::new(),
         skipped: Vec::new(),
         failures: Vec::new(),
         parry_disagreements: Vec::new(),
@@ -457,6 +461,14 @@ pub fn run_all(args: &Args) -> Result<bool> {
             }
         }
         bar.finish();
+        if !args.no_stages {
+            // Single-threaded, like the peers' figures.
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build()?;
+            let recs = pool
+                .install(|| crate::stages::stages(&scene, &frames, &mut report.failures))
+                .with_context(|| format!("{} stages", scene.name()))?;
+            report.stages.extend(recs);
+        }
     }
     if args.lbvh_triangles > 0 {
         let spinner = bars.add(ProgressBar::new_spinner());

@@ -15,6 +15,7 @@ pub mod plot;
 pub mod query;
 pub mod report;
 pub mod run;
+pub mod stages;
 pub mod stats;
 
 pub use harness::{run_all, Args};

@@ -201,6 +201,8 @@ pub struct Report {
     pub runs: Vec<RunRecord>,
     /// Large-mesh LBVH timings.
     pub lbvh: Vec<LbvhRecord>,
+    /// Stage times (update, traversal, exact tests) with front tracking off and on.
+    pub stages: Vec<crate::stages::StageRecord>,
     /// Scene/query combinations not run.
     pub skipped: Vec<Skipped>,
     /// Disagreements (with the reference or between backends); non-empty = failed run.
@@ -399,6 +401,30 @@ impl Report {
                     ms(l.refit_ms.min),
                     ms(l.refit_ms.median),
                     ms(l.refit_ms.max)
+                );
+            }
+        }
+        if !self.stages.is_empty() {
+            s.push_str(
+                "\n## Stages, front tracking off / on (single thread, median per frame, ms)\n\n",
+            );
+            s.push_str("| scene | query | target | front | update | traversal | exact | total | candidates | front pairs | pairs |\n");
+            s.push_str("|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
+            for r in &self.stages {
+                let _ = writeln!(
+                    s,
+                    "| {} | {} | {} | {} | {} | {} | {} | **{}** | {} | {} | {} |",
+                    r.scene,
+                    r.query,
+                    r.target,
+                    if r.front_tracking { "on" } else { "off" },
+                    ms(r.update_ms.median),
+                    ms(r.traversal_ms.median),
+                    ms(r.exact_ms.median),
+                    ms(r.total_ms.median),
+                    r.candidates,
+                    r.front_pairs,
+                    r.pairs
                 );
             }
         }

@@ -90,6 +90,13 @@ fn agreeing_reference_passes_and_reports_are_written() {
     let md = std::fs::read_to_string(root.join("out/report.md")).unwrap();
     assert!(md.contains("| tiny | collide-all | a\\|b |"));
     assert!(root.join("out/tiny__collide-all__a_b.svg").is_file());
+    // Stage times of the collide-all target, front tracking off then on, same pairs.
+    let stages = json["stages"].as_array().unwrap();
+    assert_eq!(stages.len(), 2);
+    assert_eq!(stages[0]["front_tracking"], false);
+    assert_eq!(stages[1]["front_tracking"], true);
+    assert!(stages.iter().all(|s| s["pairs"] == 16));
+    assert!(md.contains("## Stages"));
 }
 
 #[test]

@@ -13,6 +13,7 @@
 
 mod bv;
 mod frame;
+mod tracked;
 mod traverse;
 
 use std::sync::atomic::AtomicBool;
@@ -30,6 +31,7 @@ pub use bv::{
     try_collide_all_models, try_collide_any_bv, try_collide_any_models, BvCollisionObject,
     CollisionModel, CollisionVolume, ModelObject,
 };
+pub use tracked::{exact_pairs, TrackedCollision};
 
 /// A mesh with its BVH (built or refitted for the mesh's current positions) and a rigid pose.
 #[derive(Clone, Copy, Debug)]
@@ -148,12 +150,13 @@ const FRONT_PER_THREAD: usize = 32;
 /// more than it gains (measured on the two-tori scene, 2 × 5,120 faces).
 const PAR_MIN_FACES: usize = 32_768;
 
-fn run_query(
+/// Checks the inputs of a query and sets up the comparison frame of the two trees and a bound
+/// on the world coordinates (for the margin prefilter).
+fn prepare(
     a: &CollisionObject<'_>,
     b: &CollisionObject<'_>,
     opts: &CollideOptions,
-    any: Option<&AtomicBool>,
-) -> Result<Vec<[u32; 2]>, CollideError> {
+) -> Result<(Frame, f64), CollideError> {
     if !(opts.margin.is_finite() && opts.margin >= 0.0) {
         return Err(CollideError::BadMargin {
             margin: opts.margin,
@@ -173,7 +176,16 @@ fn run_query(
             .map(|r| (r[0].abs() + r[1].abs() + r[2].abs()) * mag + r[3].abs())
             .fold(0.0, f64::max)
     };
-    let mag = world(a, mag_a).max(world(b, mag_b));
+    Ok((frame, world(a, mag_a).max(world(b, mag_b))))
+}
+
+fn run_query(
+    a: &CollisionObject<'_>,
+    b: &CollisionObject<'_>,
+    opts: &CollideOptions,
+    any: Option<&AtomicBool>,
+) -> Result<Vec<[u32; 2]>, CollideError> {
+    let (frame, mag) = prepare(a, b, opts)?;
     let threads = if a.mesh.face_count() + b.mesh.face_count() < PAR_MIN_FACES {
         1
     } else {

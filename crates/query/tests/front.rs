@@ -1,13 +1,17 @@
 //! Front tracking: over random frame sequences (refit, same topology), the leaf pairs reported
 //! from the front equal those of a full traversal, for two trees and for self traversal, and the
-//! front-tracked self-collision equals the brute-force pairs.
+//! front-tracked self-collision equals the brute-force pairs; front-tracked collision of posed
+//! meshes ([`TrackedCollision`]) equals the full query, and broken trees give typed errors.
 
 #[path = "../../../tests/common/oracle.rs"]
 mod oracle;
 
-use glam::Vec3;
+use glam::{Affine3A, Quat, Vec3};
 use gprox_bvh::{lbvh, refit::refit, refit::triangle_aabbs, Bvh};
-use gprox_geometry::{tri_tri::triangles_intersect, TriMesh};
+use gprox_geometry::{transform::Pose64, tri_tri::triangles_intersect, TriMesh};
+use gprox_query::collide::{
+    try_collide_all, CollideError, CollideOptions, CollisionObject, Side, TrackedCollision,
+};
 use gprox_query::front::Front;
 use gprox_query::self_collide::share_vertex;
 use gprox_query::self_collide::traverse::{pair_leaves_by, self_leaves_by};
@@ -114,5 +118,101 @@ proptest! {
             pairs.sort_unstable();
             prop_assert_eq!(pairs, oracle::brute_force_self_pairs(&mesh), "frame {}", k);
         }
+    }
+}
+
+/// A pose from small integers: a rotation about a random axis and a translation.
+fn pose_strategy() -> impl Strategy<Value = Pose64> {
+    (
+        [-3i32..=3, -3i32..=3, -3i32..=3],
+        -6i32..=6,
+        [-4i32..=4, -4i32..=4, -4i32..=4],
+    )
+        .prop_map(|(axis, angle, t)| {
+            let axis = Vec3::new(axis[0] as f32, axis[1] as f32, axis[2] as f32 + 0.5).normalize();
+            let t = Vec3::new(t[0] as f32, t[1] as f32, t[2] as f32) * 0.25;
+            let a = Affine3A::from_rotation_translation(
+                Quat::from_axis_angle(axis, angle as f32 * 0.3),
+                t,
+            );
+            Pose64::from_affine(&a)
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Front tracking on deforming meshes under changing poses: every frame's pairs equal the
+    /// full query's, with and without a margin, and the two stages compose to the same result.
+    #[test]
+    fn tracked_collision_equals_full_query(
+        (fa, seq_a) in frames_strategy(),
+        (fb, seq_b) in frames_strategy(),
+        poses in prop::collection::vec((pose_strategy(), pose_strategy()), 6),
+        margin in prop::sample::select(vec![0.0, 0.1]),
+    ) {
+        let mut a = TriMesh::new(seq_a[0].clone(), fa).unwrap();
+        let mut b = TriMesh::new(seq_b[0].clone(), fb).unwrap();
+        let (mut ta, mut tb) = (lbvh::build(&a), lbvh::build(&b));
+        let opts = CollideOptions { margin };
+        let mut tracked = TrackedCollision::new();
+        for k in 0..seq_a.len().min(seq_b.len()) {
+            a.set_positions(seq_a[k].clone()).unwrap();
+            b.set_positions(seq_b[k].clone()).unwrap();
+            refit(&mut ta, &triangle_aabbs(&a)).unwrap();
+            refit(&mut tb, &triangle_aabbs(&b)).unwrap();
+            let (pa, pb) = poses[k % poses.len()];
+            let oa = CollisionObject::new(&a, &ta, pa).unwrap();
+            let ob = CollisionObject::new(&b, &tb, pb).unwrap();
+            let want = try_collide_all(&oa, &ob, &opts).unwrap();
+            prop_assert_eq!(tracked.collide_all(&oa, &ob, &opts).unwrap(), want, "frame {}", k);
+            prop_assert!(tracked.front_len() > 0);
+        }
+        // A rebuilt tree (other topology) restarts from the roots.
+        let tb2 = lbvh::build_from_aabbs(&triangle_aabbs(&b).into_iter().rev().collect::<Vec<_>>());
+        let b_rev = TriMesh::new(
+            b.positions().to_vec(),
+            b.faces().iter().rev().copied().collect(),
+        ).unwrap();
+        let (pa, pb) = poses[0];
+        let oa = CollisionObject::new(&a, &ta, pa).unwrap();
+        let ob = CollisionObject::new(&b_rev, &tb2, pb).unwrap();
+        prop_assert_eq!(
+            tracked.collide_all(&oa, &ob, &opts).unwrap(),
+            try_collide_all(&oa, &ob, &opts).unwrap()
+        );
+    }
+}
+
+/// A tree whose links are broken gives a typed error, never a panic or a hang.
+#[test]
+fn tracked_collision_rejects_broken_trees() {
+    let p = vec![Vec3::ZERO, Vec3::X, Vec3::Y, Vec3::Z];
+    let mesh = TriMesh::new(p, vec![[0, 1, 2], [0, 1, 3], [0, 2, 3]]).unwrap();
+    let good = lbvh::build(&mesh);
+    let opts = CollideOptions::default();
+    let breakages: [fn(&mut Bvh); 4] = [
+        |t| t.nodes[0].left = 0,
+        |t| t.nodes[0].right = t.nodes[0].left,
+        |t| t.parents[1] = 3,
+        |t| {
+            let last = t.nodes.len() - 1;
+            t.nodes[last].left = 7;
+        },
+    ];
+    for (k, brk) in breakages.iter().enumerate() {
+        let mut bad = good.clone();
+        brk(&mut bad);
+        let oa = CollisionObject::new(&mesh, &good, Pose64::IDENTITY).unwrap();
+        let ob = CollisionObject::new(&mesh, &bad, Pose64::IDENTITY).unwrap();
+        let err = TrackedCollision::new().collide_all(&oa, &ob, &opts);
+        assert!(
+            matches!(
+                err,
+                Err(CollideError::InvalidTree { side: Side::B, .. })
+                    | Err(CollideError::FaceOutOfRange { side: Side::B, .. })
+            ),
+            "breakage {k}: {err:?}"
+        );
     }
 }

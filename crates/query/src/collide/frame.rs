@@ -104,6 +104,20 @@ fn corner_rounding(r: &[[f64; 3]; 3], t: &[f64; 3], mag: f64) -> f64 {
 }
 
 impl Frame {
+    /// Whether node box `a` of A and node box `b` of B overlap in this frame (padded: never
+    /// false for boxes whose rounded world contents meet or come within the margin).
+    #[inline]
+    pub(crate) fn overlaps(&self, a: &Aabb, b: &Aabb) -> bool {
+        let (x, y) = match self {
+            Frame::Local(mb) => {
+                let (lo, hi) = (a.min.map(f64::from), a.max.map(f64::from));
+                ([lo[0], lo[1], lo[2], hi[0], hi[1], hi[2]], mb.map(b))
+            }
+            Frame::World(ma, mb) => (ma.map(a), mb.map(b)),
+        };
+        (0..3).all(|i| x[i] <= y[i + 3] && y[i] <= x[i + 3])
+    }
+
     /// The comparison frame for trees with root-box magnitudes `mag_a`, `mag_b` (see
     /// [`box_magnitude`]) under `pa`, `pb`, with `margin ≥ 0`.
     pub(crate) fn new(pa: &Pose64, mag_a: f64, pb: &Pose64, mag_b: f64, margin: f64) -> Self {

@@ -326,6 +326,12 @@ impl<'a, 's> Traversal<'a, 's> {
     fn leaf_pair(&mut self, p: [u32; 2]) -> Result<Option<[u32; 2]>, CollideError> {
         let fa = self.a.bvh.nodes[p[0] as usize].left;
         let fb = self.b.bvh.nodes[p[1] as usize].left;
+        self.face_pair(fa, fb)
+    }
+
+    /// The exact test of face `fa` of A against face `fb` of B: the pair when it counts.
+    #[inline]
+    pub(crate) fn face_pair(&mut self, fa: u32, fb: u32) -> Result<Option<[u32; 2]>, CollideError> {
         let ta = self.world_triangle(Side::A, fa)?;
         let tb = self.world_triangle(Side::B, fb)?;
         // Exact prefilter: the world triangles' own boxes (comparisons of f64 values are exact).
