@@ -4,13 +4,17 @@
 //! so the boxes are bit-identical whatever the visiting order; the GPU kernel walks up from the
 //! leaves with one atomic visit flag per internal node. The CPU version here splits the tree
 //! top-down into subtrees of at most [`PAR_LEAVES`] leaves refitted in parallel (`rayon::join`);
-//! each of those computes its leaf boxes in one loop, then its internal boxes in post-order
-//! with an explicit stack (no recursion, no atomics; boxes stay in registers on the way up).
+//! each of those is refitted by one left-to-right post-order scan over its leaves with a stack
+//! of finished left children (no recursion, no atomics; see [`Ctx::serial`]).
 //!
 //! It relies on a property of Karras trees: the internal nodes below internal node `i` covering
 //! leaves `[f, l]` are exactly the indices `[f, l-1]` when `i == f` and `[f+1, l]` when `i == l`.
 //! So every subtree owns a contiguous slice of the node array and the recursion splits `&mut`
-//! slices — no locks, no atomics, no `unsafe`.
+//! slices — no locks, no atomics (the one `unsafe` is a prefetch hint).
+//!
+//! The time goes into random reads (the primitives of leaves in Morton order) and branches
+//! that no predictor gets right (the tree's shape), so the scan prefetches the primitives
+//! ahead, works in L1-sized chunks, and tells left from right children by index where it can.
 
 use gprox_geometry::TriMesh;
 use rayon::prelude::*;
@@ -59,6 +63,14 @@ pub enum RefitError {
         /// Its right child.
         right: u32,
     },
+    /// A node's parent entry points outside its subtree.
+    #[error("node {node} has parent {parent}, outside the LBVH subtree that holds it")]
+    BadParent {
+        /// The node.
+        node: usize,
+        /// Its entry in the parent array.
+        parent: u32,
+    },
     /// The tree is deeper than any LBVH can be.
     #[error("bvh deeper than {MAX_DEPTH} levels at node {node}")]
     TooDeep {
@@ -79,9 +91,48 @@ pub fn triangle_aabb(t: &[glam::Vec3; 3]) -> Aabb {
     }
 }
 
+/// `a.min(b)` for non-NaN operands: the same bits as `f32::min` (and the kernels' `min_f`),
+/// `a` on ties such as `-0.0` against `0.0`, in one instruction instead of a NaN-checking
+/// sequence.
+#[inline(always)]
+fn min_finite(a: f32, b: f32) -> f32 {
+    if b < a {
+        b
+    } else {
+        a
+    }
+}
+
+/// `a.max(b)` for non-NaN operands (see [`min_finite`]).
+#[inline(always)]
+fn max_finite(a: f32, b: f32) -> f32 {
+    if b > a {
+        b
+    } else {
+        a
+    }
+}
+
+/// [`triangle_aabb`] of a mesh face. The corners of a [`TriMesh`] are finite (it checks
+/// them), so the plain comparisons of [`min_finite`] give the same bits.
 #[inline]
 fn face_aabb(pos: &[glam::Vec3], f: &[u32; 3]) -> Aabb {
-    triangle_aabb(&[pos[f[0] as usize], pos[f[1] as usize], pos[f[2] as usize]])
+    let [a, b, c] = f.map(|v| pos[v as usize]);
+    let lo = |i: usize| min_finite(min_finite(a[i], b[i]), c[i]);
+    let hi = |i: usize| max_finite(max_finite(a[i], b[i]), c[i]);
+    Aabb {
+        min: [lo(0), lo(1), lo(2)],
+        max: [hi(0), hi(1), hi(2)],
+    }
+}
+
+/// [`Aabb::merge`] of non-NaN boxes (see [`min_finite`]).
+#[inline(always)]
+fn merge_finite(a: &Aabb, b: &Aabb) -> Aabb {
+    Aabb {
+        min: [0, 1, 2].map(|i| min_finite(a.min[i], b.min[i])),
+        max: [0, 1, 2].map(|i| max_finite(a.max[i], b.max[i])),
+    }
 }
 
 /// Boxes of every face of `mesh`, in face order.
@@ -109,20 +160,121 @@ pub fn triangle_aabbs(mesh: &TriMesh) -> Vec<Aabb> {
 /// assert_eq!(bvh.root_aabb().max, [5.0; 3]);
 /// ```
 pub fn refit(bvh: &mut Bvh, leaf_aabbs: &[Aabb]) -> Result<(), RefitError> {
-    refit_with(bvh, leaf_aabbs.len(), |p| leaf_aabbs[p as usize])
+    refit_with(bvh, &BoxSource(leaf_aabbs))
 }
 
 /// Refits `bvh` to the current vertex positions of `mesh` (a deforming mesh's next frame), the
 /// leaf boxes computed on the fly as in [`triangle_aabbs`].
 pub fn refit_from_mesh(bvh: &mut Bvh, mesh: &TriMesh) -> Result<(), RefitError> {
-    let (faces, pos) = (mesh.faces(), mesh.positions());
-    refit_with(bvh, faces.len(), |p| face_aabb(pos, &faces[p as usize]))
+    refit_with(
+        bvh,
+        &MeshSource {
+            faces: mesh.faces(),
+            pos: mesh.positions(),
+        },
+    )
 }
 
-fn refit_with<F>(bvh: &mut Bvh, count: usize, leaf_box: F) -> Result<(), RefitError>
-where
-    F: Fn(u32) -> Aabb + Sync,
-{
+/// Where the leaf boxes come from. The leaf loop reads them in Morton order, i.e. at random;
+/// the prefetch hints let it start those reads a few leaves ahead.
+trait LeafSource: Sync {
+    /// Number of primitives.
+    fn count(&self) -> usize;
+    /// Box of primitive `p < count`.
+    fn aabb(&self, p: u32) -> Aabb;
+    /// Hint, [`FAR`] leaves ahead: primitive `p`'s box will be needed.
+    fn prefetch_far(&self, p: u32);
+    /// Hint, [`NEAR`] leaves ahead (after [`LeafSource::prefetch_far`]): the same.
+    fn prefetch_near(&self, p: u32);
+    /// [`Aabb::merge`], possibly faster when the source knows its boxes hold no NaN.
+    #[inline(always)]
+    fn merge(&self, a: &Aabb, b: &Aabb) -> Aabb {
+        a.merge(b)
+    }
+}
+
+/// Leaves ahead of the current one whose reads are started (faces first, then positions).
+const FAR: usize = 96;
+const NEAR: usize = 32;
+/// Leaves ahead of the current one whose node and parent entries are prefetched (the
+/// sequential streams).
+const STREAM: usize = 256;
+/// Leaves whose boxes [`Ctx::serial`] computes before merging them: small enough that they
+/// and the internal nodes they complete stay in L1.
+const CHUNK: usize = 256;
+
+/// Prefetches the cache line holding `x` (a hint: no effect on results).
+#[inline(always)]
+fn prefetch<T>(x: &T) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // SAFETY: a prefetch is only a hint: it never faults nor changes memory, and `x` is a
+        // live reference anyway. (`unsafe` only because of the `sse` target-feature marker,
+        // which every x86_64 target has.)
+        unsafe { _mm_prefetch::<_MM_HINT_T0>((x as *const T).cast()) };
+    }
+}
+
+/// Precomputed primitive boxes.
+struct BoxSource<'a>(&'a [Aabb]);
+
+impl LeafSource for BoxSource<'_> {
+    fn count(&self) -> usize {
+        self.0.len()
+    }
+    #[inline]
+    fn aabb(&self, p: u32) -> Aabb {
+        self.0[p as usize]
+    }
+    #[inline]
+    fn prefetch_far(&self, _: u32) {}
+    #[inline]
+    fn prefetch_near(&self, p: u32) {
+        if let Some(b) = self.0.get(p as usize) {
+            prefetch(b);
+        }
+    }
+}
+
+/// Triangle boxes computed from a mesh's faces and positions.
+struct MeshSource<'a> {
+    faces: &'a [[u32; 3]],
+    pos: &'a [glam::Vec3],
+}
+
+impl LeafSource for MeshSource<'_> {
+    fn count(&self) -> usize {
+        self.faces.len()
+    }
+    #[inline]
+    fn aabb(&self, p: u32) -> Aabb {
+        face_aabb(self.pos, &self.faces[p as usize])
+    }
+    #[inline(always)]
+    fn merge(&self, a: &Aabb, b: &Aabb) -> Aabb {
+        merge_finite(a, b)
+    }
+    #[inline]
+    fn prefetch_far(&self, p: u32) {
+        if let Some(f) = self.faces.get(p as usize) {
+            prefetch(f);
+        }
+    }
+    #[inline]
+    fn prefetch_near(&self, p: u32) {
+        if let Some(f) = self.faces.get(p as usize) {
+            for &v in f {
+                if let Some(x) = self.pos.get(v as usize) {
+                    prefetch(x);
+                }
+            }
+        }
+    }
+}
+
+fn refit_with<S: LeafSource>(bvh: &mut Bvh, src: &S) -> Result<(), RefitError> {
+    let count = src.count();
     let total = bvh.nodes.len();
     if total == 0 && bvh.parents.is_empty() {
         return Ok(());
@@ -138,10 +290,11 @@ where
     let ctx = Ctx {
         n1: n - 1,
         count,
-        leaf_box,
+        parents: &bvh.parents,
+        src,
     };
     if n == 1 {
-        ctx.leaves(leaves, 0).map_err(|e| *e)?;
+        ctx.leaves(leaves, 0..1, 0, &[], 0).map_err(|e| *e)?;
         return Ok(());
     }
     refit_subtree(&ctx, internal, leaves, 0, n - 1, false, 0).map_err(|e| *e)?;
@@ -149,13 +302,15 @@ where
 }
 
 /// Inputs shared by the whole recursion.
-struct Ctx<F> {
+struct Ctx<'a, S> {
     /// Index of the first leaf node (`n - 1`).
     n1: usize,
     /// Number of primitives.
     count: usize,
-    /// Box of a primitive.
-    leaf_box: F,
+    /// The tree's parent array (`2n - 1` entries).
+    parents: &'a [u32],
+    /// The primitive boxes.
+    src: &'a S,
 }
 
 /// The split `γ` of internal node `node` over leaf slots `[first, last]`, after checking that
@@ -190,11 +345,53 @@ fn split_of(
     Ok(gamma)
 }
 
-impl<F: Fn(u32) -> Aabb> Ctx<F> {
-    /// Refits the leaves of slots `first..first + leaves.len()`, one independent iteration per
-    /// leaf (the primitive reads are random; this keeps many of them in flight).
-    fn leaves(&self, leaves: &mut [BvhNode], first: usize) -> Result<(), Box<RefitError>> {
-        for (k, leaf) in leaves.iter_mut().enumerate() {
+/// A finished subtree of the scan in [`Ctx::serial`]: its node, first leaf slot and box.
+#[derive(Clone, Copy)]
+struct Done {
+    node: u32,
+    first: u32,
+    aabb: Aabb,
+}
+
+impl<S: LeafSource> Ctx<'_, S> {
+    /// Refits the leaves `range` of `leaves` (slots `first + range`), one independent
+    /// iteration per leaf. The primitive reads are random, so they are prefetched a few leaves
+    /// ahead, and so are the internal nodes `internal` (global indices from `base`) and the
+    /// parent entries that [`Ctx::serial`] reads next.
+    fn leaves(
+        &self,
+        leaves: &mut [BvhNode],
+        range: std::ops::Range<usize>,
+        first: usize,
+        internal: &[BvhNode],
+        base: usize,
+    ) -> Result<(), Box<RefitError>> {
+        let lp = self.parents.get(self.n1 + first..).unwrap_or(&[]);
+        let ip = self.parents.get(base..).unwrap_or(&[]);
+        for k in range {
+            if k % 2 == 0 {
+                if let Some(x) = internal.get(k + STREAM) {
+                    prefetch(x);
+                }
+                if let Some(x) = leaves.get(k + STREAM) {
+                    prefetch(x);
+                }
+            }
+            if k % 16 == 0 {
+                if let Some(x) = lp.get(k + STREAM) {
+                    prefetch(x);
+                }
+                if let Some(x) = ip.get(k + STREAM) {
+                    prefetch(x);
+                }
+            }
+            if let Some(ahead) = leaves.get(k + FAR) {
+                self.src.prefetch_far(ahead.left);
+            }
+            if let Some(ahead) = leaves.get(k + NEAR) {
+                self.src.prefetch_near(ahead.left);
+            }
+            let leaf = &mut leaves[k];
             if leaf.right != LEAF || leaf.left as usize >= self.count {
                 return Err(Box::new(RefitError::PrimitiveOutOfRange {
                     node: self.n1 + first + k,
@@ -202,15 +399,24 @@ impl<F: Fn(u32) -> Aabb> Ctx<F> {
                     count: self.count,
                 }));
             }
-            leaf.aabb = (self.leaf_box)(leaf.left);
+            leaf.aabb = self.src.aabb(leaf.left);
         }
         Ok(())
     }
 
-    /// Refits the subtree over leaf slots `[first, last]` (`first < last`) on this thread: its
-    /// leaves in one loop, then its internal nodes in post-order with an explicit stack.
+    /// Refits the subtree over leaf slots `[first, last]` (`first < last`) on this thread.
     /// `nodes` holds its internal nodes (global indices `base..base + nodes.len()`), `leaves`
     /// its leaves (slots `first..=last`).
+    ///
+    /// One left-to-right scan in post-order, [`CHUNK`] leaves at a time: their boxes first
+    /// (independent iterations), then the internal nodes they complete, while all of it is in
+    /// L1. A stack holds the finished left children. A finished node `c` covering `[f, k]`
+    /// (`k` the current leaf) is a right child iff its parent's split is `f - 1`: then it is
+    /// merged with the stack top into the parent `parents[c]`, which is finished in turn. By
+    /// the LBVH layout an internal node is a left child iff its index is `k`, so only a leaf
+    /// needs its parent read to tell. Every merge checks the parent against the LBVH layout
+    /// of the range it covers ([`split_of`], its index at one end, its children the two merged
+    /// nodes), so a tree that passes is exactly the one its children describe.
     fn serial(
         &self,
         nodes: &mut [BvhNode],
@@ -219,58 +425,97 @@ impl<F: Fn(u32) -> Aabb> Ctx<F> {
         first: usize,
         last: usize,
     ) -> Result<Aabb, Box<RefitError>> {
-        self.leaves(leaves, first)?;
-        // The post-order below visits the internal nodes in a zigzag the hardware prefetcher
-        // does not follow; one streaming read of the slice first brings it into cache.
-        std::hint::black_box(nodes.iter().fold(0u32, |acc, n| acc ^ n.left));
         let n1 = self.n1;
         let root = if base == first { first } else { last };
-        // (node, first, last, split γ once expanded or `u32::MAX`); a post-order of depth d
-        // needs at most 2d + 1 slots.
-        const OPEN: u32 = u32::MAX;
-        let mut stack = [(0u32, 0u32, 0u32, OPEN); 2 * MAX_DEPTH as usize + 2];
-        stack[0] = (root as u32, first as u32, last as u32, OPEN);
-        let mut top = 1;
-        let mut aabb = Aabb::EMPTY;
-        while top > 0 {
-            top -= 1;
-            let (i, f, l, g) = stack[top];
-            let (i, f, l) = (i as usize, f as usize, l as usize);
-            if g != OPEN {
-                // Both children are done: merge them.
-                let gamma = g as usize;
-                let lb = if gamma == f {
-                    leaves[gamma - first].aabb
-                } else {
-                    nodes[gamma - base].aabb
+        let bad = |node: usize, f: usize, l: usize, n: &BvhNode| {
+            Box::new(RefitError::BadChildren {
+                node,
+                first: f,
+                last: l,
+                left: n.left,
+                right: n.right,
+            })
+        };
+        let bad_parent = |node: u32, parent: usize| {
+            Box::new(RefitError::BadParent {
+                node: node as usize,
+                parent: parent as u32,
+            })
+        };
+        let mut stack = [Done {
+            node: 0,
+            first: 0,
+            aabb: Aabb::EMPTY,
+        }; MAX_DEPTH as usize + 1];
+        let mut top = 0;
+        let count = leaves.len();
+        for start in (0..count).step_by(CHUNK) {
+            let end = count.min(start + CHUNK);
+            self.leaves(leaves, start..end, first, nodes, base)?;
+            for (k, leaf) in (first + start..).zip(&leaves[start..end]) {
+                let mut cur = Done {
+                    node: (n1 + k) as u32,
+                    first: k as u32,
+                    aabb: leaf.aabb,
                 };
-                let rb = if gamma + 1 == l {
-                    leaves[l - first].aabb
-                } else {
-                    nodes[gamma + 1 - base].aabb
+                let mut p = self.parents[cur.node as usize] as usize;
+                let is_left = match nodes.get(p.wrapping_sub(base)) {
+                    Some(parent) => parent.left == cur.node,
+                    None => return Err(bad_parent(cur.node, p)),
                 };
-                aabb = lb.merge(&rb);
-                nodes[i - base].aabb = aabb;
-                continue;
-            }
-            let node = &nodes[i - base];
-            let gamma = split_of(n1, i, (node.left, node.right), f, l)?;
-            if top + 3 > stack.len() {
-                return Err(Box::new(RefitError::TooDeep { node: i }));
-            }
-            stack[top] = (i as u32, f as u32, l as u32, gamma as u32);
-            top += 1;
-            if gamma + 1 != l {
-                stack[top] = ((gamma + 1) as u32, (gamma + 1) as u32, l as u32, OPEN);
-                top += 1;
-            }
-            if gamma != f {
-                stack[top] = (gamma as u32, f as u32, gamma as u32, OPEN);
-                top += 1;
+                if is_left {
+                    if top == stack.len() {
+                        return Err(Box::new(RefitError::TooDeep { node: p }));
+                    }
+                    stack[top] = cur;
+                    top += 1;
+                    continue;
+                }
+                // `cur` is the right child of `p`: merge up until a left child (or the root).
+                loop {
+                    let Some(parent) = nodes.get_mut(p.wrapping_sub(base)) else {
+                        return Err(bad_parent(cur.node, p));
+                    };
+                    let f = if top > 0 {
+                        stack[top - 1].first as usize
+                    } else {
+                        first
+                    };
+                    if top == 0
+                        || parent.left != stack[top - 1].node
+                        || parent.right != cur.node
+                        || (p != f && p != k)
+                        || (p == root) != (f == first && k == last)
+                    {
+                        return Err(bad(p, f, k, parent));
+                    }
+                    top -= 1;
+                    let aabb = self.src.merge(&stack[top].aabb, &cur.aabb);
+                    parent.aabb = aabb;
+                    cur = Done {
+                        node: p as u32,
+                        first: f as u32,
+                        aabb,
+                    };
+                    if p == root {
+                        return Ok(aabb);
+                    }
+                    if p == k {
+                        // A left child (index = its last leaf): its sibling starts at k + 1.
+                        if top == stack.len() {
+                            return Err(Box::new(RefitError::TooDeep { node: p }));
+                        }
+                        stack[top] = cur;
+                        top += 1;
+                        break;
+                    }
+                    // A right child (index = its first leaf): on to its parent.
+                    p = self.parents[p] as usize;
+                }
             }
         }
-        // The root is finished last.
-        Ok(aabb)
+        // The last leaf's walk ends at the root or in an error.
+        Err(bad(root, first, last, &nodes[root - base]))
     }
 }
 
@@ -278,8 +523,8 @@ impl<F: Fn(u32) -> Aabb> Ctx<F> {
 /// are `nodes` (its root at the end of the slice when `root_at_end`, else at the start) and whose
 /// leaves are `leaves`: big subtrees split in two halves refitted in parallel, small ones are
 /// refitted by [`Ctx::serial`].
-fn refit_subtree<F: Fn(u32) -> Aabb + Sync>(
-    ctx: &Ctx<F>,
+fn refit_subtree<S: LeafSource>(
+    ctx: &Ctx<'_, S>,
     nodes: &mut [BvhNode],
     leaves: &mut [BvhNode],
     first: usize,
@@ -314,7 +559,7 @@ fn refit_subtree<F: Fn(u32) -> Aabb + Sync>(
     let (lleaves, rleaves) = leaves.split_at_mut(gamma + 1 - first);
     let half = |nodes: &mut [BvhNode], leaves: &mut [BvhNode], f: usize, l: usize, at_end| {
         if f == l {
-            ctx.leaves(leaves, f)?;
+            ctx.leaves(leaves, 0..1, f, &[], 0)?;
             Ok(leaves[0].aabb)
         } else {
             refit_subtree(ctx, nodes, leaves, f, l, at_end, depth + 1)
@@ -324,7 +569,89 @@ fn refit_subtree<F: Fn(u32) -> Aabb + Sync>(
         || half(lpart, lleaves, first, gamma, true),
         || half(rpart, rleaves, gamma + 1, last, false),
     );
-    let aabb = lb?.merge(&rb?);
+    let aabb = ctx.src.merge(&lb?, &rb?);
     root.aabb = aabb;
     Ok(aabb)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn xorshift(x: &mut u64) -> u64 {
+        *x ^= *x << 13;
+        *x ^= *x >> 7;
+        *x ^= *x << 17;
+        *x
+    }
+
+    /// Whether every box of `bvh` is exactly what its children (from the root) say, every node
+    /// reached once.
+    fn consistent(bvh: &Bvh, boxes: &[Aabb]) -> bool {
+        let mut seen = vec![false; bvh.nodes.len()];
+        let mut todo = vec![0usize];
+        while let Some(i) = todo.pop() {
+            if std::mem::replace(&mut seen[i], true) {
+                return false;
+            }
+            let nd = bvh.nodes[i];
+            let expect = if nd.is_leaf() {
+                boxes[nd.left as usize]
+            } else {
+                let (l, r) = (nd.left as usize, nd.right as usize);
+                if l >= seen.len() || r >= seen.len() {
+                    return false;
+                }
+                todo.extend([l, r]);
+                bvh.nodes[l].aabb.merge(&bvh.nodes[r].aabb)
+            };
+            if nd.aabb != expect {
+                return false;
+            }
+        }
+        seen.iter().all(|&s| s)
+    }
+
+    /// Random corruptions of the children and parent arrays never panic, and whenever the refit
+    /// succeeds the boxes are exact for the tree the children describe. Sizes on both sides of
+    /// [`PAR_LEAVES`] and [`CHUNK`].
+    #[test]
+    fn corrupted_trees_error_or_refit_exactly() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for n in [2usize, 3, 7, 300, 3 * PAR_LEAVES] {
+            let boxes: Vec<Aabb> = (0..n)
+                .map(|_| {
+                    let p = [0, 1, 2].map(|_| (xorshift(&mut x) % 1000) as f32 * 0.01);
+                    Aabb {
+                        min: p,
+                        max: p.map(|c| c + 0.5),
+                    }
+                })
+                .collect();
+            let bvh = crate::lbvh::build_from_aabbs(&boxes);
+            let total = bvh.nodes.len() as u64;
+            let mut fresh = bvh.clone();
+            refit(&mut fresh, &boxes).unwrap();
+            assert_eq!(fresh, bvh);
+            for _ in 0..300 {
+                let mut t = bvh.clone();
+                for _ in 0..1 + xorshift(&mut x) % 2 {
+                    let i = (xorshift(&mut x) % total) as usize;
+                    let v = match xorshift(&mut x) % 8 {
+                        0 => LEAF,
+                        1 => (total + xorshift(&mut x) % 4) as u32,
+                        _ => (xorshift(&mut x) % total) as u32,
+                    };
+                    match xorshift(&mut x) % 3 {
+                        0 => t.nodes[i].left = v,
+                        1 => t.nodes[i].right = v,
+                        _ => t.parents[i] = v,
+                    }
+                }
+                if refit(&mut t, &boxes).is_ok() {
+                    assert!(consistent(&t, &boxes), "n = {n}");
+                }
+            }
+        }
+    }
 }
