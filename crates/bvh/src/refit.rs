@@ -92,8 +92,7 @@ pub fn triangle_aabb(t: &[glam::Vec3; 3]) -> Aabb {
 }
 
 /// `a.min(b)` for non-NaN operands: the same bits as `f32::min` (and the kernels' `min_f`),
-/// `a` on ties such as `-0.0` against `0.0`, in one instruction instead of a NaN-checking
-/// sequence.
+/// `a` on ties such as `-0.0` against `0.0`, without the NaN-checking sequence.
 #[inline(always)]
 fn min_finite(a: f32, b: f32) -> f32 {
     if b < a {
@@ -117,12 +116,19 @@ fn max_finite(a: f32, b: f32) -> f32 {
 /// them), so the plain comparisons of [`min_finite`] give the same bits.
 #[inline]
 fn face_aabb(pos: &[glam::Vec3], f: &[u32; 3]) -> Aabb {
-    let [a, b, c] = f.map(|v| pos[v as usize]);
-    let lo = |i: usize| min_finite(min_finite(a[i], b[i]), c[i]);
-    let hi = |i: usize| max_finite(max_finite(a[i], b[i]), c[i]);
+    // Written out (no closures or `array::map`): this is the leaf loop's body.
+    let (a, b, c) = (pos[f[0] as usize], pos[f[1] as usize], pos[f[2] as usize]);
     Aabb {
-        min: [lo(0), lo(1), lo(2)],
-        max: [hi(0), hi(1), hi(2)],
+        min: [
+            min_finite(min_finite(a.x, b.x), c.x),
+            min_finite(min_finite(a.y, b.y), c.y),
+            min_finite(min_finite(a.z, b.z), c.z),
+        ],
+        max: [
+            max_finite(max_finite(a.x, b.x), c.x),
+            max_finite(max_finite(a.y, b.y), c.y),
+            max_finite(max_finite(a.z, b.z), c.z),
+        ],
     }
 }
 
@@ -130,8 +136,16 @@ fn face_aabb(pos: &[glam::Vec3], f: &[u32; 3]) -> Aabb {
 #[inline(always)]
 fn merge_finite(a: &Aabb, b: &Aabb) -> Aabb {
     Aabb {
-        min: [0, 1, 2].map(|i| min_finite(a.min[i], b.min[i])),
-        max: [0, 1, 2].map(|i| max_finite(a.max[i], b.max[i])),
+        min: [
+            min_finite(a.min[0], b.min[0]),
+            min_finite(a.min[1], b.min[1]),
+            min_finite(a.min[2], b.min[2]),
+        ],
+        max: [
+            max_finite(a.max[0], b.max[0]),
+            max_finite(a.max[1], b.max[1]),
+            max_finite(a.max[2], b.max[2]),
+        ],
     }
 }
 
