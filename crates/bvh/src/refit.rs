@@ -217,16 +217,17 @@ const STREAM: usize = 256;
 /// and the internal nodes they complete stay in L1.
 const CHUNK: usize = 256;
 
-/// Prefetches the cache line holding `x` (a hint: no effect on results).
+/// Prefetches the cache line at `x` (a hint: no effect on results). Any address will do, so
+/// callers compute it with `wrapping_add` and skip the bounds checks.
 #[inline(always)]
-fn prefetch<T>(x: &T) {
+fn prefetch<T>(x: *const T) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        // SAFETY: a prefetch is only a hint: it never faults nor changes memory, and `x` is a
-        // live reference anyway. (`unsafe` only because of the `sse` target-feature marker,
-        // which every x86_64 target has.)
-        unsafe { _mm_prefetch::<_MM_HINT_T0>((x as *const T).cast()) };
+        // SAFETY: a prefetch is only a hint: it never faults, whatever the address, and never
+        // changes memory. (`unsafe` only because of the `sse` target-feature marker, which
+        // every x86_64 target has.)
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(x.cast()) };
     }
 }
 
@@ -245,9 +246,7 @@ impl LeafSource for BoxSource<'_> {
     fn prefetch_far(&self, _: u32) {}
     #[inline]
     fn prefetch_near(&self, p: u32) {
-        if let Some(b) = self.0.get(p as usize) {
-            prefetch(b);
-        }
+        prefetch(self.0.as_ptr().wrapping_add(p as usize));
     }
 }
 
@@ -271,17 +270,13 @@ impl LeafSource for MeshSource<'_> {
     }
     #[inline]
     fn prefetch_far(&self, p: u32) {
-        if let Some(f) = self.faces.get(p as usize) {
-            prefetch(f);
-        }
+        prefetch(self.faces.as_ptr().wrapping_add(p as usize));
     }
     #[inline]
     fn prefetch_near(&self, p: u32) {
         if let Some(f) = self.faces.get(p as usize) {
             for &v in f {
-                if let Some(x) = self.pos.get(v as usize) {
-                    prefetch(x);
-                }
+                prefetch(self.pos.as_ptr().wrapping_add(v as usize));
             }
         }
     }
@@ -380,24 +375,14 @@ impl<S: LeafSource> Ctx<'_, S> {
         internal: &[BvhNode],
         base: usize,
     ) -> Result<(), Box<RefitError>> {
-        let lp = self.parents.get(self.n1 + first..).unwrap_or(&[]);
-        let ip = self.parents.get(base..).unwrap_or(&[]);
+        let leaf_parents = self.parents.as_ptr().wrapping_add(self.n1 + first);
+        let internal_parents = self.parents.as_ptr().wrapping_add(base);
         for k in range {
-            if k % 2 == 0 {
-                if let Some(x) = internal.get(k + STREAM) {
-                    prefetch(x);
-                }
-                if let Some(x) = leaves.get(k + STREAM) {
-                    prefetch(x);
-                }
-            }
+            prefetch(internal.as_ptr().wrapping_add(k + STREAM));
+            prefetch(leaves.as_ptr().wrapping_add(k + STREAM));
             if k % 16 == 0 {
-                if let Some(x) = lp.get(k + STREAM) {
-                    prefetch(x);
-                }
-                if let Some(x) = ip.get(k + STREAM) {
-                    prefetch(x);
-                }
+                prefetch(leaf_parents.wrapping_add(k + STREAM));
+                prefetch(internal_parents.wrapping_add(k + STREAM));
             }
             if let Some(ahead) = leaves.get(k + FAR) {
                 self.src.prefetch_far(ahead.left);
