@@ -100,11 +100,19 @@ impl TriMesh {
                 got: positions.len(),
             });
         }
-        if let Some((index, p)) = positions.iter().enumerate().find(|(_, p)| !p.is_finite()) {
-            return Err(GeometryError::NonFiniteVertex {
-                index,
-                value: p.to_array(),
-            });
+        // Per frame on a deforming mesh: first one pass without early exit over the coordinates
+        // (it vectorises), the offending index only when it fails.
+        let coords: &[f32] = bytemuck::cast_slice(positions);
+        let finite = coords
+            .chunks(1024)
+            .all(|c| c.iter().fold(true, |ok, x| ok & x.is_finite()));
+        if !finite {
+            if let Some((index, p)) = positions.iter().enumerate().find(|(_, p)| !p.is_finite()) {
+                return Err(GeometryError::NonFiniteVertex {
+                    index,
+                    value: p.to_array(),
+                });
+            }
         }
         Ok(())
     }
@@ -122,5 +130,38 @@ impl TriMesh {
                 (q - p).cross(r - p) == glam::DVec3::ZERO
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The vectorised check still names the first bad vertex, wherever it is.
+    #[test]
+    fn new_positions_must_be_finite() {
+        let n = 3000;
+        let positions: Vec<Vec3> = (0..n).map(|i| Vec3::splat(i as f32)).collect();
+        let mut mesh = TriMesh::new(positions.clone(), vec![[0, 1, 2]]).unwrap();
+        for (index, bad) in [
+            (0, f32::NAN),
+            (1500, f32::INFINITY),
+            (n - 1, f32::NEG_INFINITY),
+        ] {
+            let mut moved = positions.clone();
+            moved[index].y = bad;
+            moved[n - 1].z = f32::NAN;
+            assert!(matches!(
+                mesh.copy_positions_from(&moved),
+                Err(GeometryError::NonFiniteVertex { index: i, .. }) if i == index
+            ));
+            assert!(matches!(
+                mesh.set_positions(moved),
+                Err(GeometryError::NonFiniteVertex { index: i, .. }) if i == index
+            ));
+        }
+        let moved: Vec<Vec3> = positions.iter().map(|p| *p * 2.0).collect();
+        mesh.copy_positions_from(&moved).unwrap();
+        assert_eq!(mesh.positions(), &moved[..]);
     }
 }
