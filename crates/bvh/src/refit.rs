@@ -220,7 +220,7 @@ const CHUNK: usize = 256;
 /// Prefetches the cache line at `x` (a hint: no effect on results). Any address will do, so
 /// callers compute it with `wrapping_add` and skip the bounds checks.
 #[inline(always)]
-fn prefetch<T>(x: *const T) {
+pub(crate) fn prefetch<T>(x: *const T) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};

@@ -24,6 +24,9 @@ use crate::{Aabb, Bvh, BvhNode, LEAF};
 /// Subtrees with more leaves than this build both halves in parallel.
 const PAR_LEAVES: usize = 1 << 13;
 
+/// Leaves ahead of the current one whose box read [`stream`] starts (they are random reads).
+const PREFETCH: usize = 32;
+
 /// Inputs shared by the whole recursion.
 struct Ctx<'a> {
     codes: &'a [u64],
@@ -227,6 +230,9 @@ fn stream(ctx: &Ctx<'_>, part: Part<'_>, f: usize, l: usize, root_at_end: bool) 
     // Leaves first, in one branch-free gather loop (the box reads are random; keeping them
     // out of the scan below lets many of them be in flight at once).
     for (k, out) in (f..=l).zip(leaves.iter_mut()) {
+        if let Some(&ahead) = ctx.order.get(k + PREFETCH) {
+            crate::refit::prefetch(ctx.boxes.as_ptr().wrapping_add(ahead as usize));
+        }
         *out = leaf(ctx, k);
     }
     let leaves: &[BvhNode] = leaves;
