@@ -58,7 +58,7 @@ pub fn sort_pairs(keys: &mut [u64], values: &mut [u32]) {
     let mut tmp_keys: Vec<u64> = crate::alloc::zeroed(n);
     let mut tmp_values: Vec<u32> = crate::alloc::zeroed(n);
     if n < PAR_MIN {
-        sort_bucket(keys, values, &mut tmp_keys, &mut tmp_values);
+        sort_bucket(keys, values, &mut tmp_keys, &mut tmp_values, true);
         return;
     }
     let first = keys[0];
@@ -95,10 +95,8 @@ pub fn sort_pairs(keys: &mut [u64], values: &mut [u32]) {
         }
     }
     jobs.into_par_iter().for_each(|(tk, tv, k, v)| {
-        // Sort (tk, tv) in place (scratch: (k, v)), then move the result to (k, v).
-        sort_bucket(tk, tv, k, v);
-        k.copy_from_slice(tk);
-        v.copy_from_slice(tv);
+        // Sort (tk, tv) with (k, v) as scratch, the result landing in (k, v).
+        sort_bucket(tk, tv, k, v, false);
     });
 }
 
@@ -117,19 +115,32 @@ fn digit(k: u64, shift: u32) -> usize {
 const SMALL: usize = 32;
 
 /// Sequential stable sort of `(keys, values)`, most significant digit first, using `(tk, tv)`
-/// (same lengths) as scratch; the result ends in `(keys, values)`. Every level splits on the 8
-/// highest bits that vary within the bucket (one counting pass into the scratch), sorts each
-/// sub-bucket the same way (by then it is in cache) and copies it back; buckets of at most
-/// [`SMALL`] keys are insertion-sorted, buckets of equal keys are left as they are. About two
-/// passes over the data instead of one per digit, and at most eight levels.
-fn sort_bucket(keys: &mut [u64], values: &mut [u32], tk: &mut [u64], tv: &mut [u32]) {
+/// (same lengths) as scratch; the result ends in `(keys, values)` when `in_place`, else in
+/// `(tk, tv)`. Every level splits on the 8 highest bits that vary within the bucket (one
+/// counting pass into the other buffer) and sorts each sub-bucket the same way (by then it is in
+/// cache), asking for the result in whichever buffer this level must deliver it: the levels
+/// alternate buffers, and only buckets that end early (at most [`SMALL`] keys, sorted by
+/// insertion, or all keys equal) are copied, once. At most eight levels.
+fn sort_bucket(
+    keys: &mut [u64],
+    values: &mut [u32],
+    tk: &mut [u64],
+    tv: &mut [u32],
+    in_place: bool,
+) {
+    let done = |keys: &[u64], values: &[u32], tk: &mut [u64], tv: &mut [u32]| {
+        if !in_place {
+            tk.copy_from_slice(keys);
+            tv.copy_from_slice(values);
+        }
+    };
     if keys.len() <= SMALL {
         insertion_sort(keys, values);
-        return;
+        return done(keys, values, tk, tv);
     }
     let varying = varying_bits(keys);
     if varying == 0 {
-        return;
+        return done(keys, values, tk, tv);
     }
     let shift = (u64::BITS - varying.leading_zeros()).saturating_sub(RADIX_BITS);
     let mut offset = [0u32; BUCKETS];
@@ -147,7 +158,7 @@ fn sort_bucket(keys: &mut [u64], values: &mut [u32], tk: &mut [u64], tv: &mut [u
         tv[at] = y;
         offset[d] += 1;
     }
-    // `offset[d]` is now the end of bucket d.
+    // `offset[d]` is now the end of bucket d; the data is in (tk, tv).
     let mut start = 0;
     for &end in &offset {
         let r = start..end as usize;
@@ -155,10 +166,13 @@ fn sort_bucket(keys: &mut [u64], values: &mut [u32], tk: &mut [u64], tv: &mut [u
         if r.is_empty() {
             continue;
         }
-        let (k, v) = (&mut tk[r.clone()], &mut tv[r.clone()]);
-        sort_bucket(k, v, &mut keys[r.clone()], &mut values[r.clone()]);
-        keys[r.clone()].copy_from_slice(k);
-        values[r].copy_from_slice(v);
+        sort_bucket(
+            &mut tk[r.clone()],
+            &mut tv[r.clone()],
+            &mut keys[r.clone()],
+            &mut values[r],
+            !in_place,
+        );
     }
 }
 
