@@ -63,14 +63,6 @@ pub enum RefitError {
         /// Its right child.
         right: u32,
     },
-    /// A node's parent entry points outside its subtree.
-    #[error("node {node} has parent {parent}, outside the LBVH subtree that holds it")]
-    BadParent {
-        /// The node.
-        node: usize,
-        /// Its entry in the parent array.
-        parent: u32,
-    },
     /// The tree is deeper than any LBVH can be.
     #[error("bvh deeper than {MAX_DEPTH} levels at node {node}")]
     TooDeep {
@@ -299,11 +291,10 @@ fn refit_with<S: LeafSource>(bvh: &mut Bvh, src: &S) -> Result<(), RefitError> {
     let ctx = Ctx {
         n1: n - 1,
         count,
-        parents: &bvh.parents,
         src,
     };
     if n == 1 {
-        ctx.leaves(leaves, 0..1, 0, &[], 0).map_err(|e| *e)?;
+        ctx.leaves(leaves, 0..1, 0, &[]).map_err(|e| *e)?;
         return Ok(());
     }
     refit_subtree(&ctx, internal, leaves, 0, n - 1, false, 0).map_err(|e| *e)?;
@@ -316,8 +307,6 @@ struct Ctx<'a, S> {
     n1: usize,
     /// Number of primitives.
     count: usize,
-    /// The tree's parent array (`2n - 1` entries).
-    parents: &'a [u32],
     /// The primitive boxes.
     src: &'a S,
 }
@@ -365,25 +354,17 @@ struct Done {
 impl<S: LeafSource> Ctx<'_, S> {
     /// Refits the leaves `range` of `leaves` (slots `first + range`), one independent
     /// iteration per leaf. The primitive reads are random, so they are prefetched a few leaves
-    /// ahead, and so are the internal nodes `internal` (global indices from `base`) and the
-    /// parent entries that [`Ctx::serial`] reads next.
+    /// ahead, and so are the internal nodes `internal` that [`Ctx::serial`] reads next.
     fn leaves(
         &self,
         leaves: &mut [BvhNode],
         range: std::ops::Range<usize>,
         first: usize,
         internal: &[BvhNode],
-        base: usize,
     ) -> Result<(), Box<RefitError>> {
-        let leaf_parents = self.parents.as_ptr().wrapping_add(self.n1 + first);
-        let internal_parents = self.parents.as_ptr().wrapping_add(base);
         for k in range {
             prefetch(internal.as_ptr().wrapping_add(k + STREAM));
             prefetch(leaves.as_ptr().wrapping_add(k + STREAM));
-            if k % 16 == 0 {
-                prefetch(leaf_parents.wrapping_add(k + STREAM));
-                prefetch(internal_parents.wrapping_add(k + STREAM));
-            }
             if let Some(ahead) = leaves.get(k + FAR) {
                 self.src.prefetch_far(ahead.left);
             }
@@ -409,13 +390,14 @@ impl<S: LeafSource> Ctx<'_, S> {
     ///
     /// One left-to-right scan in post-order, [`CHUNK`] leaves at a time: their boxes first
     /// (independent iterations), then the internal nodes they complete, while all of it is in
-    /// L1. A stack holds the finished left children. A finished node `c` covering `[f, k]`
-    /// (`k` the current leaf) is a right child iff its parent's split is `f - 1`: then it is
-    /// merged with the stack top into the parent `parents[c]`, which is finished in turn. By
-    /// the LBVH layout an internal node is a left child iff its index is `k`, so only a leaf
-    /// needs its parent read to tell. Every merge checks the parent against the LBVH layout
-    /// of the range it covers ([`split_of`], its index at one end, its children the two merged
-    /// nodes), so a tree that passes is exactly the one its children describe.
+    /// L1. A stack holds the finished left children; a finished right child is merged with the
+    /// stack top (its sibling) into their parent, which is finished in turn. The LBVH layout
+    /// tells the sides apart without the parent array: an internal node covering `[f, k]` has
+    /// index `k` if it is a left child and `f` if a right child (or the root), so leaf `k` is
+    /// a left child iff internal node `k` starts at `k`, and the parent of a right child
+    /// finished at leaf `k` is node `k` if that one has it on its right, else node `f`. Every
+    /// merge checks the parent's children are the two merged nodes (and the root covers the
+    /// whole range), so a tree that passes is exactly the one its children describe.
     fn serial(
         &self,
         nodes: &mut [BvhNode],
@@ -435,11 +417,14 @@ impl<S: LeafSource> Ctx<'_, S> {
                 right: n.right,
             })
         };
-        let bad_parent = |node: u32, parent: usize| {
-            Box::new(RefitError::BadParent {
-                node: node as usize,
-                parent: parent as u32,
-            })
+        // Node `k` with split `γ`, if it is in this subtree.
+        let split = |n: &BvhNode| {
+            let left = n.left as usize;
+            if left >= n1 {
+                left - n1
+            } else {
+                left
+            }
         };
         let mut stack = [Done {
             node: 0,
@@ -450,40 +435,49 @@ impl<S: LeafSource> Ctx<'_, S> {
         let count = leaves.len();
         for start in (0..count).step_by(CHUNK) {
             let end = count.min(start + CHUNK);
-            self.leaves(leaves, start..end, first, nodes, base)?;
+            self.leaves(leaves, start..end, first, nodes)?;
             for (k, leaf) in (first + start..).zip(&leaves[start..end]) {
                 let mut cur = Done {
                     node: (n1 + k) as u32,
                     first: k as u32,
                     aabb: leaf.aabb,
                 };
-                let mut p = self.parents[cur.node as usize] as usize;
-                let is_left = match nodes.get(p.wrapping_sub(base)) {
-                    Some(parent) => parent.left == cur.node,
-                    None => return Err(bad_parent(cur.node, p)),
-                };
+                // Internal node `k` covers `[k, y]` (its split is at least `k`) or `[x, k]`:
+                // leaf `k` is the leftmost leaf below it, a left child, or the rightmost, a
+                // right child. The subtree's first leaf is a left child, its last a right one.
+                let node_k = nodes.get(k.wrapping_sub(base));
+                let is_left = k == first || (k != last && node_k.is_some_and(|n| split(n) >= k));
                 if is_left {
                     if top == stack.len() {
-                        return Err(Box::new(RefitError::TooDeep { node: p }));
+                        return Err(Box::new(RefitError::TooDeep { node: k }));
                     }
                     stack[top] = cur;
                     top += 1;
                     continue;
                 }
-                // `cur` is the right child of `p`: merge up until a left child (or the root).
+                // `cur` is a right child: merge up until a left child (or the root). Its
+                // parent covers `[f, k]` (`f` = its left sibling's first leaf), so it is node
+                // `k` (a left child) if that one has `cur` on its right, else node `f`.
+                let right_of_k = node_k.map_or(LEAF, |n| n.right);
                 loop {
-                    let Some(parent) = nodes.get_mut(p.wrapping_sub(base)) else {
-                        return Err(bad_parent(cur.node, p));
-                    };
                     let f = if top > 0 {
                         stack[top - 1].first as usize
                     } else {
                         first
                     };
+                    let p = if right_of_k == cur.node { k } else { f };
+                    let Some(parent) = nodes.get_mut(p.wrapping_sub(base)) else {
+                        return Err(Box::new(RefitError::BadChildren {
+                            node: p,
+                            first: f,
+                            last: k,
+                            left: LEAF,
+                            right: cur.node,
+                        }));
+                    };
                     if top == 0
                         || parent.left != stack[top - 1].node
                         || parent.right != cur.node
-                        || (p != f && p != k)
                         || (p == root) != (f == first && k == last)
                     {
                         return Err(bad(p, f, k, parent));
@@ -501,15 +495,11 @@ impl<S: LeafSource> Ctx<'_, S> {
                     }
                     if p == k {
                         // A left child (index = its last leaf): its sibling starts at k + 1.
-                        if top == stack.len() {
-                            return Err(Box::new(RefitError::TooDeep { node: p }));
-                        }
                         stack[top] = cur;
                         top += 1;
                         break;
                     }
                     // A right child (index = its first leaf): on to its parent.
-                    p = self.parents[p] as usize;
                 }
             }
         }
@@ -558,7 +548,7 @@ fn refit_subtree<S: LeafSource>(
     let (lleaves, rleaves) = leaves.split_at_mut(gamma + 1 - first);
     let half = |nodes: &mut [BvhNode], leaves: &mut [BvhNode], f: usize, l: usize, at_end| {
         if f == l {
-            ctx.leaves(leaves, 0..1, f, &[], 0)?;
+            ctx.leaves(leaves, 0..1, f, &[])?;
             Ok(leaves[0].aabb)
         } else {
             refit_subtree(ctx, nodes, leaves, f, l, at_end, depth + 1)
@@ -641,9 +631,13 @@ mod tests {
                         1 => (total + xorshift(&mut x) % 4) as u32,
                         _ => (xorshift(&mut x) % total) as u32,
                     };
-                    match xorshift(&mut x) % 3 {
+                    match xorshift(&mut x) % 4 {
                         0 => t.nodes[i].left = v,
                         1 => t.nodes[i].right = v,
+                        2 => {
+                            let n = &mut t.nodes[i];
+                            (n.left, n.right) = (n.right, n.left);
+                        }
                         _ => t.parents[i] = v,
                     }
                 }
