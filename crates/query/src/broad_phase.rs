@@ -367,6 +367,37 @@ fn balls_meet(a: &WorldSphere, b: &WorldSphere) -> bool {
     d2 <= reach * reach
 }
 
+/// The distinct (mesh, tree) pairs of a set of objects, recognised by address, so per-model
+/// work (local balls, validated tree shapes) is done once per model rather than per object.
+struct Models {
+    /// Sorted (mesh address, tree address) keys.
+    keys: Vec<(usize, usize)>,
+    /// The first object (in the given order) of each key.
+    first: Vec<u32>,
+}
+
+impl Models {
+    fn key(o: &CollisionObject<'_>) -> (usize, usize) {
+        (o.mesh as *const _ as usize, o.bvh as *const _ as usize)
+    }
+
+    /// The models of `objects[i]` for the indices `chosen`.
+    fn new(objects: &[CollisionObject<'_>], chosen: impl Iterator<Item = u32>) -> Self {
+        let mut keys: Vec<((usize, usize), u32)> = chosen
+            .map(|i| (Self::key(&objects[i as usize]), i))
+            .collect();
+        keys.sort_unstable();
+        keys.dedup_by_key(|k| k.0);
+        let (keys, first) = keys.into_iter().unzip();
+        Self { keys, first }
+    }
+
+    /// Index of `o`'s model (`o` must be one of the chosen objects).
+    fn of(&self, o: &CollisionObject<'_>) -> usize {
+        self.keys.partition_point(|&k| k < Self::key(o))
+    }
+}
+
 /// Candidate object pairs `[a, b]` (`a < b`), sorted: every pair whose padded world boxes
 /// ([`world_aabb`], clipped to the box of the object's [`world_sphere`]) overlap and whose
 /// world balls meet. A superset of the pairs with a contact.
@@ -389,24 +420,15 @@ pub fn broad_phase_pairs(
         .map(|(i, o)| world_aabb(o, i, opts.margin))
         .collect::<Result<Vec<_>, _>>()?;
     // Local balls per distinct (mesh, tree).
-    let key = |o: &CollisionObject<'_>| (o.mesh as *const _ as usize, o.bvh as *const _ as usize);
-    let mut keys: Vec<((usize, usize), usize)> = objects
-        .iter()
-        .enumerate()
-        .map(|(i, o)| (key(o), i))
-        .collect();
-    keys.sort_unstable();
-    keys.dedup_by_key(|k| k.0);
-    let balls: Vec<([f64; 3], f64)> = keys
+    let models = Models::new(objects, 0..objects.len() as u32);
+    let balls: Vec<([f64; 3], f64)> = models
+        .first
         .par_iter()
-        .map(|&(_, i)| local_ball(&objects[i]))
+        .map(|&i| local_ball(&objects[i as usize]))
         .collect();
     let spheres: Vec<WorldSphere> = objects
         .iter()
-        .map(|o| {
-            let at = keys.partition_point(|k| k.0 < key(o));
-            world_sphere_from(o, balls[at], opts.margin)
-        })
+        .map(|o| world_sphere_from(o, balls[models.of(o)], opts.margin))
         .collect();
     for (b, s) in boxes.iter_mut().zip(&spheres) {
         for k in 0..3 {
@@ -434,23 +456,35 @@ pub fn try_collide_many(
     let mut used: Vec<u32> = candidates.iter().flatten().copied().collect();
     used.sort_unstable();
     used.dedup();
-    let placed: Vec<Result<narrow::World<'_>, (u32, CollideError)>> = used
+    // Tree shapes validated once per model, then checked per object in `used` order (the
+    // first failing object names the error).
+    let models = Models::new(objects, used.iter().copied());
+    let shapes: Vec<Result<narrow::Shape, CollideError>> = models
+        .first
         .par_iter()
-        .map(|&o| narrow::world_of(&objects[o as usize]).map_err(|e| (o, e)))
+        .map(|&o| narrow::shape_of(&objects[o as usize]))
         .collect();
-    let mut worlds = Vec::with_capacity(placed.len());
-    for (w, &o) in placed.into_iter().zip(&used) {
-        match w {
-            Ok(w) => worlds.push(w),
-            Err((_, source)) => {
-                let [a, b] = *candidates
-                    .iter()
-                    .find(|p| p.contains(&o))
-                    .expect("every placed object is in a candidate pair");
-                return Err(BroadPhaseError::Narrow { a, b, source });
-            }
+    for &o in &used {
+        let object = &objects[o as usize];
+        let shape = &shapes[models.of(object)];
+        if let Err(source) = narrow::check(object).and_then(|()| shape.as_ref().map(|_| ()).map_err(CollideError::clone)) {
+            let [a, b] = *candidates
+                .iter()
+                .find(|p| p.contains(&o))
+                .expect("every placed object is in a candidate pair");
+            return Err(BroadPhaseError::Narrow { a, b, source });
         }
     }
+    let worlds: Vec<narrow::Body<'_>> = used
+        .par_iter()
+        .map(|&o| {
+            let object = &objects[o as usize];
+            match &shapes[models.of(object)] {
+                Ok(shape) => narrow::Body::new(object, shape),
+                Err(_) => unreachable!("checked above"),
+            }
+        })
+        .collect();
     let world = |o: u32| &worlds[used.partition_point(|&u| u < o)];
     let found: Vec<ObjectPairContacts> = candidates
         .par_iter()

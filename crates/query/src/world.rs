@@ -10,7 +10,7 @@
 //! padded box mapping of `collide/frame.rs` gives, without its rounding analysis.
 
 use glam::DVec3;
-use gprox_bvh::LEAF;
+use gprox_bvh::{Bvh, LEAF};
 use gprox_geometry::transform::transform_point;
 
 use crate::collide::{CollisionObject, Side};
@@ -48,66 +48,62 @@ impl Node {
 pub(crate) struct World<'a> {
     pub(crate) faces: &'a [[u32; 3]],
     pub(crate) vertices: Vec<DVec3>,
+    /// The tree in [`Shape`] order (the root is the last node).
     pub(crate) nodes: Vec<Node>,
     /// Largest absolute world coordinate (scale of the rounding slack).
     pub(crate) magnitude: f64,
 }
 
-impl<'a> World<'a> {
-    /// Transforms the vertices and refits the tree (validating its links: every child in
-    /// range, every node reached once, every leaf naming an existing face).
-    pub(crate) fn new(o: &CollisionObject<'a>, object: Side) -> Result<Self, WorldTreeError> {
-        let faces = o.mesh.faces();
-        let vertices: Vec<DVec3> = o
-            .mesh
-            .positions()
-            .iter()
-            .map(|&p| transform_point(&o.pose, p))
-            .collect();
-        let src = &o.bvh.nodes;
-        let empty = Node {
-            lo: DVec3::INFINITY,
-            hi: DVec3::NEG_INFINITY,
-            left: 0,
-            right: LEAF,
-        };
-        let mut nodes = vec![empty; src.len()];
-        let mut seen = vec![false; src.len()];
-        // Post-order: (node, children done).
+/// A tree's shape, validated and renumbered: the leaves first (`0..leaves`, in depth-first
+/// order, left child first), then the internal nodes in depth-first post-order (children
+/// before their parent, the root last). It depends only on the tree (and the face count it is
+/// checked against), so a many-body query computes it once per distinct tree and refits every
+/// body sharing it with two branch-free forward passes ([`Shape::refit`]): no stack and no
+/// validation per body, and traversals that walk memory mostly in one direction.
+pub(crate) struct Shape {
+    /// Face of every leaf.
+    faces: Vec<u32>,
+    /// `[left, right]` children of every internal node (node `faces.len() + k` is `links[k]`).
+    links: Vec<[u32; 2]>,
+}
+
+impl Shape {
+    /// Validates the links of `bvh` (every child in range, every node reached once, every leaf
+    /// naming one of `faces` faces) and renumbers it.
+    pub(crate) fn new(bvh: &Bvh, faces: usize, object: Side) -> Result<Self, WorldTreeError> {
+        const UNSEEN: u32 = u32::MAX;
+        const OPEN: u32 = u32::MAX - 1;
+        // Internal nodes are numbered from 0 while walking, tagged with this bit, and shifted
+        // past the leaves at the end.
+        const INTERNAL: u32 = 1 << 31;
+        let src = &bvh.nodes;
+        let mut leaf_faces: Vec<u32> = Vec::with_capacity(src.len().div_ceil(2));
+        let mut links: Vec<[u32; 2]> = Vec::with_capacity(src.len() / 2);
+        // New index of every source node (or UNSEEN / OPEN while its subtree is being walked).
+        let mut index = vec![UNSEEN; src.len()];
+        // (node, children done), depth first, left child first.
         let mut stack = vec![(0u32, false)];
         while let Some((i, done)) = stack.pop() {
             let s = src[i as usize];
+            if done {
+                index[i as usize] = INTERNAL | links.len() as u32;
+                links.push([index[s.left as usize], index[s.right as usize]]);
+                continue;
+            }
+            if index[i as usize] != UNSEEN {
+                return Err(WorldTreeError::InvalidTree { object, node: i });
+            }
             if s.right == LEAF {
-                if seen[i as usize] {
-                    return Err(WorldTreeError::InvalidTree { object, node: i });
-                }
-                seen[i as usize] = true;
-                let f = faces
-                    .get(s.left as usize)
-                    .ok_or(WorldTreeError::FaceOutOfRange {
+                if s.left as usize >= faces {
+                    return Err(WorldTreeError::FaceOutOfRange {
                         object,
                         face: s.left,
-                    })?;
-                let [a, b, c] = f.map(|v| vertices[v as usize]);
-                nodes[i as usize] = Node {
-                    lo: a.min(b).min(c),
-                    hi: a.max(b).max(c),
-                    left: s.left,
-                    right: LEAF,
-                };
-            } else if done {
-                let (l, r) = (nodes[s.left as usize], nodes[s.right as usize]);
-                nodes[i as usize] = Node {
-                    lo: l.lo.min(r.lo),
-                    hi: l.hi.max(r.hi),
-                    left: s.left,
-                    right: s.right,
-                };
-            } else {
-                if seen[i as usize] {
-                    return Err(WorldTreeError::InvalidTree { object, node: i });
+                    });
                 }
-                seen[i as usize] = true;
+                index[i as usize] = leaf_faces.len() as u32;
+                leaf_faces.push(s.left);
+            } else {
+                index[i as usize] = OPEN;
                 for c in [s.left, s.right] {
                     if c as usize >= src.len() {
                         return Err(WorldTreeError::InvalidTree { object, node: c });
@@ -118,13 +114,113 @@ impl<'a> World<'a> {
                 stack.push((s.left, false));
             }
         }
-        let magnitude = nodes[0].lo.abs().max(nodes[0].hi.abs()).max_element();
+        // At most 2^31 nodes fit the tag; trees are far smaller (u32 node indices, 2n - 1).
+        let leaves = leaf_faces.len() as u32;
+        for c in links.iter_mut().flatten() {
+            if *c & INTERNAL != 0 {
+                *c = leaves + (*c & !INTERNAL);
+            }
+        }
         Ok(Self {
+            faces: leaf_faces,
+            links,
+        })
+    }
+
+    /// One value per node: `leaf(face)` for the leaves, then `join(link, left, right)` for the
+    /// internal nodes, children first (index `i` of the result is node `i`).
+    pub(crate) fn refit<B>(
+        &self,
+        leaf: impl FnMut(u32) -> B,
+        mut join: impl FnMut([u32; 2], &B, &B) -> B,
+    ) -> Vec<B> {
+        let mut out: Vec<B> = Vec::with_capacity(self.faces.len() + self.links.len());
+        out.extend(self.faces.iter().copied().map(leaf));
+        for &link in &self.links {
+            let b = join(link, &out[link[0] as usize], &out[link[1] as usize]);
+            out.push(b);
+        }
+        out
+    }
+
+    /// Number of leaves: nodes `0..leaves()` are leaves.
+    #[inline]
+    pub(crate) fn leaves(&self) -> u32 {
+        self.faces.len() as u32
+    }
+
+    /// Face of every leaf.
+    #[inline]
+    pub(crate) fn faces(&self) -> &[u32] {
+        &self.faces
+    }
+
+    /// Children `[left, right]` of every internal node (node `leaves() + k` is entry `k`).
+    #[inline]
+    pub(crate) fn links(&self) -> &[[u32; 2]] {
+        &self.links
+    }
+
+    /// Index of the root (the last node).
+    #[inline]
+    pub(crate) fn root(&self) -> u32 {
+        (self.faces.len() + self.links.len()) as u32 - 1
+    }
+}
+
+/// The world vertices of a posed mesh: exactly the corners every exact test sees.
+pub(crate) fn world_vertices(o: &CollisionObject<'_>) -> Vec<DVec3> {
+    o.mesh
+        .positions()
+        .iter()
+        .map(|&p| transform_point(&o.pose, p))
+        .collect()
+}
+
+impl<'a> World<'a> {
+    /// Transforms the vertices and refits the tree (validating its links: every child in
+    /// range, every node reached once, every leaf naming an existing face).
+    pub(crate) fn new(o: &CollisionObject<'a>, object: Side) -> Result<Self, WorldTreeError> {
+        let shape = Shape::new(o.bvh, o.mesh.face_count(), object)?;
+        Ok(Self::with_shape(o, &shape))
+    }
+
+    /// Transforms the vertices and refits `shape` (which must be `o`'s tree's, checked against
+    /// `o`'s mesh) to them.
+    pub(crate) fn with_shape(o: &CollisionObject<'a>, shape: &Shape) -> Self {
+        let faces = o.mesh.faces();
+        let vertices = world_vertices(o);
+        let nodes = shape.refit(
+            |f| {
+                let [a, b, c] = faces[f as usize].map(|v| vertices[v as usize]);
+                Node {
+                    lo: a.min(b).min(c),
+                    hi: a.max(b).max(c),
+                    left: f,
+                    right: LEAF,
+                }
+            },
+            |[left, right], l, r| Node {
+                lo: l.lo.min(r.lo),
+                hi: l.hi.max(r.hi),
+                left,
+                right,
+            },
+        );
+        let root = &nodes[shape.root() as usize];
+        let magnitude = root.lo.abs().max(root.hi.abs()).max_element();
+        Self {
             faces,
             vertices,
             nodes,
             magnitude,
-        })
+        }
+    }
+
+    /// Index of the root node (the last).
+    #[inline]
+    pub(crate) fn root(&self) -> u32 {
+        self.nodes.len() as u32 - 1
     }
 
     /// The world corners of face `f`.

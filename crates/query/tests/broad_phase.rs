@@ -15,7 +15,7 @@ use gprox_query::broad_phase::{
     broad_phase_pairs, collide_many, collide_many_any, sweep_and_prune, try_collide_many,
     world_aabb, world_sphere, BroadPhaseError, WorldAabb,
 };
-use gprox_query::collide::{collide_all, CollideOptions, CollisionObject};
+use gprox_query::collide::{collide_all, CollideError, CollideOptions, CollisionObject, Side};
 use proptest::prelude::*;
 
 /// Brute force: `collide_all` on every object pair, keeping the non-empty ones.
@@ -106,6 +106,25 @@ proptest! {
     fn grid_scenes_match_brute_force(scene in grid_scene()) {
         let (meshes, poses) = split(scene);
         check(&meshes, &poses, 0.0)?;
+    }
+
+    /// The same configurations far from the origin, where the world coordinates are not f32
+    /// numbers (the narrow phase's f32 boxes must still hold every world triangle), with and
+    /// without a margin (a margin of 1 meets the whole-unit gaps exactly).
+    #[test]
+    fn far_grid_scenes_match_brute_force(
+        scene in grid_scene(),
+        off in [-60_000_000i64..60_000_000, -60_000_000..60_000_000, -60_000_000..60_000_000],
+        margin in prop_oneof![Just(0.0), Just(0.25), Just(1.0)],
+    ) {
+        let (meshes, mut poses) = split(scene);
+        // Multiples of 1/16 up to ~4e6: every world coordinate stays exact in f64.
+        for p in &mut poses {
+            for (row, o) in p.rows.iter_mut().zip(off) {
+                row[3] += o as f64 / 16.0;
+            }
+        }
+        check(&meshes, &poses, margin)?;
     }
 
     /// Generic configurations, with and without a contact margin.
@@ -207,6 +226,26 @@ fn bad_input_names_the_object() {
         try_collide_many(&[ok, ok], &CollideOptions { margin: -1.0 }),
         Err(BroadPhaseError::BadMargin { .. })
     ));
+    // A corrupt tree in a candidate pair: the narrow phase names the pair and the node.
+    let bvh_two = lbvh::build(&two);
+    let mut corrupt = bvh_two.clone();
+    corrupt.nodes[0].right = 7;
+    let bad = CollisionObject {
+        mesh: &two,
+        bvh: &corrupt,
+        pose: Pose64::IDENTITY,
+    };
+    assert_eq!(
+        try_collide_many(&[ok, bad], &opts),
+        Err(BroadPhaseError::Narrow {
+            a: 0,
+            b: 1,
+            source: CollideError::InvalidTree {
+                side: Side::A,
+                node: 7
+            }
+        })
+    );
     // No objects, one object: nothing to report.
     assert_eq!(try_collide_many(&[], &opts).unwrap().total, 0);
     assert_eq!(try_collide_many(&[ok], &opts).unwrap().total, 0);

@@ -4,94 +4,193 @@
 //! mapping, paid per node pair. With many small rigid bodies every body takes part in a few
 //! candidate pairs only, so it is cheaper to place each candidate body in the world once per
 //! call: its f64 world vertices (exactly the corners the exact tests see) and its tree refitted
-//! to them ([`World`]), then to traverse every candidate pair with plain box tests. The leaf
+//! to them ([`Body`]), then to traverse every candidate pair with plain box tests. The leaf
 //! test is the pair query's own (`triangles_intersect`, or `triangle_distance ≤ margin`), on the
 //! same f64 corners, so the pair sets are identical.
 //!
-//! Boxes are exact min/max of the world corners: with no margin, the box test needs no padding.
-//! With a margin, every comparison gets the margin plus a relative rounding slack.
+//! The boxes are f32: each is the exact f64 box of its world corners, every coordinate rounded
+//! to the nearest f32 and clamped to the finite range. Rounding and clamping are monotonic, so
+//! a rounded box is the rounded min/max of the rounded corners (one rounding per vertex, not per
+//! node), and two boxes whose exact f64 versions overlap still overlap once rounded: the
+//! traversal reaches every pair the exact boxes would (and the leaf test decides), at half the
+//! memory of f64 boxes and with one SIMD compare per box test. With no margin the box test
+//! needs no padding; with a margin every comparison gets the margin plus a relative slack that
+//! covers the roundings (of the coordinates, of the margin, of the subtraction), each within
+//! `2^-24` of the magnitudes involved; clamping moves two coordinates no closer together.
 
-use glam::DVec3;
+use glam::{DVec3, Vec3A};
 use gprox_geometry::tri_distance::triangle_distance;
 use gprox_geometry::tri_tri::triangles_intersect;
 
 use crate::collide::{CollideError, CollisionObject, Side};
-pub(super) use crate::world::World;
-use crate::world::{Node, WorldTreeError};
+pub(super) use crate::world::Shape;
+use crate::world::{world_vertices, WorldTreeError};
 
-/// Every intersecting (or within-`margin`) pair `[face of a, face of b]` of two world-placed
-/// objects, sorted.
-pub(super) fn world_pairs(a: &World<'_>, b: &World<'_>, margin: f64) -> Vec<[u32; 2]> {
+/// A closed f32 box.
+#[derive(Clone, Copy, Debug)]
+struct Box32 {
+    lo: Vec3A,
+    hi: Vec3A,
+}
+
+impl Box32 {
+    /// Sum of the edge lengths (which node of a pair to descend).
+    #[inline]
+    fn size(&self) -> f32 {
+        (self.hi - self.lo).element_sum()
+    }
+}
+
+/// A body of a many-body query placed in world space: f64 world vertices and its tree's
+/// [`Shape`] refitted to them with outward-rounded f32 boxes.
+pub(super) struct Body<'a> {
+    faces: &'a [[u32; 3]],
+    vertices: Vec<DVec3>,
+    shape: &'a Shape,
+    boxes: Vec<Box32>,
+    /// Largest absolute coordinate of the root box (scale of the rounding slack).
+    magnitude: f32,
+}
+
+impl<'a> Body<'a> {
+    /// Places `o`, whose tree's validated shape is `shape`.
+    pub(super) fn new(o: &CollisionObject<'a>, shape: &'a Shape) -> Self {
+        let faces = o.mesh.faces();
+        let vertices = world_vertices(o);
+        // Rounded to nearest f32 and clamped to the finite range: both monotonic, so the
+        // min/max of the rounded corners are the rounded exact min/max (see the module docs).
+        let max = Vec3A::splat(f32::MAX);
+        let rounded: Vec<Vec3A> = vertices
+            .iter()
+            .map(|v| v.as_vec3a().clamp(-max, max))
+            .collect();
+        let boxes = shape.refit(
+            |f| {
+                let [a, b, c] = faces[f as usize].map(|v| rounded[v as usize]);
+                Box32 {
+                    lo: a.min(b).min(c),
+                    hi: a.max(b).max(c),
+                }
+            },
+            |_, l, r| Box32 {
+                lo: l.lo.min(r.lo),
+                hi: l.hi.max(r.hi),
+            },
+        );
+        let root = boxes[shape.root() as usize];
+        let magnitude = root.lo.abs().max(root.hi.abs()).max_element();
+        Self {
+            faces,
+            vertices,
+            shape,
+            boxes,
+            magnitude,
+        }
+    }
+
+    /// The world corners of face `f`.
+    #[inline]
+    fn triangle(&self, f: u32) -> [DVec3; 3] {
+        self.faces[f as usize].map(|v| self.vertices[v as usize])
+    }
+}
+
+/// Every intersecting (or within-`margin`) pair `[face of a, face of b]` of two placed bodies,
+/// sorted.
+pub(super) fn world_pairs(a: &Body<'_>, b: &Body<'_>, margin: f64) -> Vec<[u32; 2]> {
+    // Box gap allowed: the margin, the slack of the exact tests' own rounding, and room for
+    // the f32 roundings of both coordinates, of `reach` and of `lo - reach` (each within 2^-24
+    // of the magnitudes involved; 2^-20 of them is ample). A reach beyond the f32 range turns
+    // infinite: every box is then near, never NaN (the coordinates are finite).
     let reach = if margin > 0.0 {
-        margin + 1e-14 * (a.magnitude + b.magnitude + margin)
+        let mag = a.magnitude as f64 + b.magnitude as f64;
+        let r = margin + 1e-14 * (mag + margin);
+        (r + 2f64.powi(-20) * (mag + r)) as f32
     } else {
         0.0
     };
-    let near = |x: &Node, y: &Node| {
-        (x.lo - DVec3::splat(reach)).cmple(y.hi).all()
-            && (y.lo - DVec3::splat(reach)).cmple(x.hi).all()
+    let reach = Vec3A::splat(reach);
+    let near = |x: &Box32, y: &Box32| {
+        (x.lo - reach).cmple(y.hi).all() && (y.lo - reach).cmple(x.hi).all()
     };
     let mut out = Vec::new();
-    if !near(&a.nodes[0], &b.nodes[0]) {
+    let (mut i, mut j) = (a.shape.root(), b.shape.root());
+    if !near(&a.boxes[i as usize], &b.boxes[j as usize]) {
         return out;
     }
-    let mut stack = vec![(0u32, 0u32)];
-    while let Some((i, j)) = stack.pop() {
-        let (x, y) = (&a.nodes[i as usize], &b.nodes[j as usize]);
-        match (x.is_leaf(), y.is_leaf()) {
-            (true, true) => {
-                let (ta, tb) = (a.triangle(x.left), b.triangle(y.left));
-                let hit = if margin > 0.0 {
-                    triangle_distance(&ta, &tb).distance <= margin
-                } else {
-                    triangles_intersect(&ta, &tb)
-                };
-                if hit {
-                    out.push([x.left, y.left]);
-                }
+    let (leaves_a, leaves_b) = (a.shape.leaves(), b.shape.leaves());
+    let (links_a, links_b) = (a.shape.links(), b.shape.links());
+    let mut stack = Vec::with_capacity(64);
+    loop {
+        let (x, y) = (&a.boxes[i as usize], &b.boxes[j as usize]);
+        let (leaf_a, leaf_b) = (i < leaves_a, j < leaves_b);
+        if leaf_a && leaf_b {
+            let (fa, fb) = (a.shape.faces()[i as usize], b.shape.faces()[j as usize]);
+            let (ta, tb) = (a.triangle(fa), b.triangle(fb));
+            let hit = if margin > 0.0 {
+                triangle_distance(&ta, &tb).distance <= margin
+            } else {
+                triangles_intersect(&ta, &tb)
+            };
+            if hit {
+                out.push([fa, fb]);
             }
-            (true, false) => {
-                for c in [y.left, y.right] {
-                    if near(x, &b.nodes[c as usize]) {
-                        stack.push((i, c));
-                    }
+        } else if !leaf_a && (leaf_b || x.size() >= y.size()) {
+            // Descend the larger node (by box extent), as the pair query does; go on with the
+            // first child that is near, keep the other for later.
+            let [c0, c1] = links_a[(i - leaves_a) as usize];
+            match (near(&a.boxes[c0 as usize], y), near(&a.boxes[c1 as usize], y)) {
+                (true, true) => {
+                    stack.push((c1, j));
+                    i = c0;
+                    continue;
                 }
-            }
-            (false, true) => {
-                for c in [x.left, x.right] {
-                    if near(&a.nodes[c as usize], y) {
-                        stack.push((c, j));
-                    }
+                (true, false) => {
+                    i = c0;
+                    continue;
                 }
-            }
-            (false, false) => {
-                // Descend the larger node (by box extent), as the pair query does.
-                let size = |n: &Node| (n.hi - n.lo).element_sum();
-                if size(x) >= size(y) {
-                    for c in [x.left, x.right] {
-                        if near(&a.nodes[c as usize], y) {
-                            stack.push((c, j));
-                        }
-                    }
-                } else {
-                    for c in [y.left, y.right] {
-                        if near(x, &b.nodes[c as usize]) {
-                            stack.push((i, c));
-                        }
-                    }
+                (false, true) => {
+                    i = c1;
+                    continue;
                 }
+                (false, false) => {}
             }
+        } else {
+            let [c0, c1] = links_b[(j - leaves_b) as usize];
+            match (near(x, &b.boxes[c0 as usize]), near(x, &b.boxes[c1 as usize])) {
+                (true, true) => {
+                    stack.push((i, c1));
+                    j = c0;
+                    continue;
+                }
+                (true, false) => {
+                    j = c0;
+                    continue;
+                }
+                (false, true) => {
+                    j = c1;
+                    continue;
+                }
+                (false, false) => {}
+            }
+        }
+        match stack.pop() {
+            Some((p, q)) => (i, j) = (p, q),
+            None => break,
         }
     }
     out.sort_unstable();
     out
 }
 
-/// [`World::new`] for a body of a many-body query, with the pair query's input checks and
-/// errors.
-pub(super) fn world_of<'a>(o: &CollisionObject<'a>) -> Result<World<'a>, CollideError> {
-    let checked = CollisionObject::new(o.mesh, o.bvh, o.pose)?;
-    World::new(&checked, Side::A).map_err(|e| match e {
+/// The pair query's input checks for a body of a many-body query.
+pub(super) fn check(o: &CollisionObject<'_>) -> Result<(), CollideError> {
+    CollisionObject::new(o.mesh, o.bvh, o.pose).map(|_| ())
+}
+
+/// [`Shape::new`] for a body's tree, with the pair query's errors (the body as [`Side::A`]).
+pub(super) fn shape_of(o: &CollisionObject<'_>) -> Result<Shape, CollideError> {
+    Shape::new(o.bvh, o.mesh.face_count(), Side::A).map_err(|e| match e {
         WorldTreeError::InvalidTree { node, .. } => CollideError::InvalidTree {
             side: Side::A,
             node,

@@ -93,7 +93,7 @@ pub(super) fn classify(
     crossed: &mut ([u32; SEEDS], usize),
 ) -> Place {
     crossed.1 = 0;
-    let root = &w.nodes[0];
+    let root = &w.nodes[w.root() as usize];
     if !root.contains(p) {
         return Place::Outside;
     }
@@ -113,7 +113,7 @@ pub(super) fn classify(
     let pp = project(p, k);
     let mut winding = 0i32;
     stack.clear();
-    stack.push(0);
+    stack.push(w.root());
     while let Some(i) = stack.pop() {
         let n = &w.nodes[i as usize];
         let slab = n.lo[u] <= p[u] && p[u] <= n.hi[u] && n.lo[v] <= p[v] && p[v] <= n.hi[v];

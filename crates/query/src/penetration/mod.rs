@@ -234,7 +234,7 @@ struct Scratch {
 
 /// The vertices of `from` strictly inside `into`, with depths.
 fn vertices_inside(from: &World<'_>, into: &World<'_>) -> Vec<PenetratingVertex> {
-    let root = &into.nodes[0];
+    let root = &into.nodes[into.root() as usize];
     let candidates: Vec<u32> = (0..from.vertices.len() as u32)
         .filter(|&i| root.contains(from.vertices[i as usize]))
         .collect();

@@ -45,7 +45,8 @@ impl World<'_> {
             offer(f, &mut best, &mut cut);
         }
         stack.clear();
-        stack.push((0, self.nodes[0].distance_squared(p)));
+        let root = self.root();
+        stack.push((root, self.nodes[root as usize].distance_squared(p)));
         while let Some((i, lb)) = stack.pop() {
             if lb > cut {
                 continue;
