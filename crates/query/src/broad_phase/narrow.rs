@@ -110,8 +110,9 @@ pub(super) fn world_pairs(a: &Body<'_>, b: &Body<'_>, margin: f64) -> Vec<[u32; 
         0.0
     };
     let reach = Vec3A::splat(reach);
+    // Both comparisons at once, no branch between them.
     let near = |x: &Box32, y: &Box32| {
-        (x.lo - reach).cmple(y.hi).all() && (y.lo - reach).cmple(x.hi).all()
+        ((x.lo - reach).cmple(y.hi) & (y.lo - reach).cmple(x.hi)).all()
     };
     let mut out = Vec::new();
     let (mut i, mut j) = (a.shape.root(), b.shape.root());
