@@ -245,12 +245,23 @@ impl Jobs {
         self.list[self.len] = job;
         self.len += 1;
     }
+
+    /// Writes `job` and keeps it only if `keep` (at most 6 + 9 calls per face pair, so the
+    /// write stays in the list).
+    #[inline]
+    fn push_if(&mut self, job: Job, keep: bool) {
+        self.list[self.len] = job;
+        self.len += keep as usize;
+    }
 }
+
+/// Next corner of a triangle (edge `k` runs from corner `k` to corner `NEXT[k]`).
+const NEXT: [u8; 3] = [1, 2, 0];
 
 /// One elementary test of a face pair as corner slots: slot `k < 3` is corner `k` of the first
 /// face, `3 + k` corner `k` of the second. `split == 1`: vertex `slots[0]` against the face
-/// `slots[1..]`; `split == 2`: edge `slots[..2]` against edge `slots[2..]` (each edge's
-/// endpoints in ascending vertex order, in self CCD the smaller edge first).
+/// `slots[1..]`; `split == 2`: edge `slots[..2]` (of the first face) against edge `slots[2..]`,
+/// endpoints in face order until [`FacePair::canonical`] orders them for the solver.
 #[derive(Clone, Copy)]
 struct Job {
     slots: [u8; 4],
@@ -290,7 +301,8 @@ impl<'m, 'a> FacePair<'m, 'a> {
     /// Whether the pair may have jobs at all (owned vertices, or owned edges on both sides).
     #[inline]
     fn may_have_jobs(&self) -> bool {
-        (self.ov[0] | self.ov[1]) != 0 || (self.oe[0] != 0 && self.oe[1] != 0)
+        // One branch for the caller, none here: the outcome is hard to predict.
+        ((self.ov[0] | self.ov[1]) != 0) | ((self.oe[0] != 0) & (self.oe[1] != 0))
     }
 
     /// Vertex index at corner slot `s`.
@@ -300,48 +312,54 @@ impl<'m, 'a> FacePair<'m, 'a> {
     }
 
     /// Self CCD jobs (both faces of one mesh, distinct): owned vertices against the other face
-    /// when not on it, owned edges against owned edges without a common endpoint.
+    /// when not on it, owned edges against owned edges without a common endpoint. Every
+    /// possible job is written and kept only when it applies: no branch on the topology.
     fn self_jobs(&self, jobs: &mut Jobs) {
         let c = &self.c;
         for side in 0..2 {
             let o = 3 * (1 - side);
-            let mut bits = self.ov[side];
-            while bits != 0 {
-                let s = 3 * side + bits.trailing_zeros() as usize;
-                bits &= bits - 1;
+            for k in 0..3 {
+                let s = 3 * side + k;
                 let v = c[s];
-                if v != c[o] && v != c[o + 1] && v != c[o + 2] {
-                    let o = o as u8;
-                    jobs.push(Job {
+                let keep = (self.ov[side] >> k) & 1 != 0;
+                let keep = keep & (v != c[o]) & (v != c[o + 1]) & (v != c[o + 2]);
+                let o = o as u8;
+                jobs.push_if(
+                    Job {
                         slots: [s as u8, o, o + 1, o + 2],
                         split: 1,
-                    });
-                }
+                    },
+                    keep,
+                );
             }
         }
         if self.oe[0] == 0 || self.oe[1] == 0 {
             return;
         }
-        let (ea, na) = self.edge_list(0);
-        let (eb, nb) = self.edge_list(1);
-        for ea in &ea[..na] {
+        for ka in 0..3 {
+            let ea = [ka as u8, NEXT[ka]];
             let va = ea.map(|s| c[s as usize]);
-            for eb in &eb[..nb] {
+            for kb in 0..3 {
+                let eb = [3 + kb as u8, 3 + NEXT[kb]];
                 let vb = eb.map(|s| c[s as usize]);
-                if va[0] == vb[0] || va[0] == vb[1] || va[1] == vb[0] || va[1] == vb[1] {
-                    continue;
-                }
-                let slots = if vb < va {
-                    [eb[0], eb[1], ea[0], ea[1]]
-                } else {
-                    [ea[0], ea[1], eb[0], eb[1]]
-                };
-                jobs.push(Job { slots, split: 2 });
+                let keep = ((self.oe[0] >> ka) & (self.oe[1] >> kb) & 1) != 0;
+                let keep = keep
+                    & (va[0] != vb[0])
+                    & (va[0] != vb[1])
+                    & (va[1] != vb[0])
+                    & (va[1] != vb[1]);
+                jobs.push_if(
+                    Job {
+                        slots: [ea[0], ea[1], eb[0], eb[1]],
+                        split: 2,
+                    },
+                    keep,
+                );
             }
         }
     }
 
-    /// Owned edges of side `side` as sorted slot pairs (ascending vertex index), and how many.
+    /// Owned edges of side `side` as slot pairs (in face order), and how many.
     #[inline]
     fn edge_list(&self, side: usize) -> ([[u8; 2]; 3], usize) {
         let mut out = [[0u8; 2]; 3];
@@ -350,15 +368,37 @@ impl<'m, 'a> FacePair<'m, 'a> {
         while bits != 0 {
             let k = bits.trailing_zeros() as usize;
             bits &= bits - 1;
-            let (i, j) = (3 * side + k, 3 * side + (k + 1) % 3);
-            out[n] = if self.c[i] <= self.c[j] {
-                [i as u8, j as u8]
-            } else {
-                [j as u8, i as u8]
-            };
+            let o = 3 * side as u8;
+            out[n] = [o + k as u8, o + NEXT[k]];
             n += 1;
         }
         (out, n)
+    }
+
+    /// `job` with its points in the solver's canonical order: each edge's endpoints in
+    /// ascending vertex order and, in self CCD, the smaller edge first (vertex–face jobs are
+    /// already canonical).
+    #[inline]
+    fn canonical(&self, job: &Job, same: bool) -> Job {
+        if job.split == 1 {
+            return *job;
+        }
+        let s = job.slots;
+        let sorted = |x: u8, y: u8| {
+            if self.c[x as usize] <= self.c[y as usize] {
+                [x, y]
+            } else {
+                [y, x]
+            }
+        };
+        let (ea, eb) = (sorted(s[0], s[1]), sorted(s[2], s[3]));
+        let vertices = |e: [u8; 2]| e.map(|x| self.c[x as usize]);
+        let slots = if same && vertices(eb) < vertices(ea) {
+            [eb[0], eb[1], ea[0], ea[1]]
+        } else {
+            [ea[0], ea[1], eb[0], eb[1]]
+        };
+        Job { slots, split: 2 }
     }
 
     /// Two-mesh jobs: owned vertices of each face against the other face, owned edges against
@@ -447,6 +487,7 @@ impl<'m, 'a> FacePair<'m, 'a> {
             {
                 continue;
             }
+            let job = &self.canonical(job, same);
             let start = job.slots.map(|s| c0[s as usize]);
             let end = job.slots.map(|s| c1[s as usize]);
             if excluded(&start, &end, split, sep) {
@@ -511,27 +552,26 @@ impl Projected {
     }
 
     /// Whether slots `s[..split]` and `s[split..]` are separated at both ends, in one order.
+    /// Branch-free: the groups are read as `{s0, s[split-1]}` and `{s[split], s2, s3}` (a
+    /// repeated slot changes no range). The projections are finite (`need` is), so the plain
+    /// min/max are the ranges.
     #[inline]
     fn separated(&self, s: &[u8; 4], split: usize) -> bool {
-        let range = |v: &[f64; 6], r: &[u8]| {
-            r.iter()
-                .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &k| {
-                    (lo.min(v[k as usize]), hi.max(v[k as usize]))
-                })
-        };
+        let (a, b) = ([s[0], s[split - 1]], [s[split], s[2], s[3]]);
         let ends = |v: &[f64; 6]| {
-            if split == 1 {
-                let x = v[s[0] as usize];
-                ((x, x), range(v, &s[1..]))
-            } else {
-                (range(v, &s[..2]), range(v, &s[2..]))
-            }
+            let at = |k: u8| v[k as usize];
+            let (a0, a1) = (at(a[0]), at(a[1]));
+            let (b0, b1, b2) = (at(b[0]), at(b[1]), at(b[2]));
+            (
+                (a0.min(a1), a0.max(a1)),
+                (b0.min(b1).min(b2), b0.max(b1).max(b2)),
+            )
         };
         let (a0, b0) = ends(&self.start);
         let (a1, b1) = ends(&self.end);
-        let pos = b0.0 - a0.1 > self.need && b1.0 - a1.1 > self.need;
-        let neg = a0.0 - b0.1 > self.need && a1.0 - b1.1 > self.need;
-        pos || neg
+        let pos = (b0.0 - a0.1 > self.need) & (b1.0 - a1.1 > self.need);
+        let neg = (a0.0 - b0.1 > self.need) & (a1.0 - b1.1 > self.need);
+        pos | neg
     }
 }
 
