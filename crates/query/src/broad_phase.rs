@@ -12,9 +12,10 @@
 //!    microseconds, far below the narrow phase. Each box is clipped to the box of the object's
 //!    bounding ball ([`world_sphere`]), and candidates whose balls are apart are dropped: for
 //!    round objects under rotation this removes most pairs the boxes let through.
-//! 3. **Narrow phase**: collide-all places every candidate object in world space once and
-//!    traverses each candidate pair with plain box tests (`broad_phase/narrow.rs`, the same
-//!    pairs as [`crate::collide::try_collide_all`]); collide-any runs
+//! 3. **Narrow phase**: collide-all places every candidate object in world space once (f32
+//!    boxes, each tree's shape validated once per distinct tree) and traverses each candidate
+//!    pair with plain box tests (`broad_phase/narrow.rs`, the same pairs as
+//!    [`crate::collide::try_collide_all`]); collide-any runs
 //!    [`crate::collide::try_collide_any`] on each candidate pair; both in parallel with
 //!    rayon; results are returned in candidate order, i.e. sorted by `(a, b)`, independent of the
 //!    schedule.
@@ -445,9 +446,9 @@ pub fn broad_phase_pairs(
 /// [`crate::collide::try_collide_all`], keeping the pairs with at least one contact.
 ///
 /// Every object in a candidate pair is placed in the world once (its vertices transformed and
-/// its tree refitted to them), then each candidate pair is traversed with plain box tests
-/// (`broad_phase/narrow.rs`): the same pairs as the pair query, found without mapping boxes
-/// between frames at every node pair.
+/// its tree refitted to them, the tree's links validated once per distinct tree), then each
+/// candidate pair is traversed with plain box tests (`broad_phase/narrow.rs`): the same pairs
+/// as the pair query, found without mapping boxes between frames at every node pair.
 pub fn try_collide_many(
     objects: &[CollisionObject<'_>],
     opts: &CollideOptions,
@@ -466,8 +467,11 @@ pub fn try_collide_many(
         .collect();
     for &o in &used {
         let object = &objects[o as usize];
-        let shape = &shapes[models.of(object)];
-        if let Err(source) = narrow::check(object).and_then(|()| shape.as_ref().map(|_| ()).map_err(CollideError::clone)) {
+        let checked = narrow::check(object).and_then(|()| match &shapes[models.of(object)] {
+            Ok(_) => Ok(()),
+            Err(e) => Err(e.clone()),
+        });
+        if let Err(source) = checked {
             let [a, b] = *candidates
                 .iter()
                 .find(|p| p.contains(&o))
@@ -475,17 +479,17 @@ pub fn try_collide_many(
             return Err(BroadPhaseError::Narrow { a, b, source });
         }
     }
-    let worlds: Vec<narrow::Body<'_>> = used
+    let bodies: Vec<narrow::Body<'_>> = used
         .par_iter()
         .map(|&o| {
             let object = &objects[o as usize];
-            match &shapes[models.of(object)] {
-                Ok(shape) => narrow::Body::new(object, shape),
-                Err(_) => unreachable!("checked above"),
-            }
+            let Ok(shape) = &shapes[models.of(object)] else {
+                unreachable!("every used object's shape was checked above");
+            };
+            narrow::Body::new(object, shape)
         })
         .collect();
-    let world = |o: u32| &worlds[used.partition_point(|&u| u < o)];
+    let world = |o: u32| &bodies[used.partition_point(|&u| u < o)];
     let found: Vec<ObjectPairContacts> = candidates
         .par_iter()
         .map(|&[a, b]| ObjectPairContacts {

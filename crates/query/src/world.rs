@@ -1,9 +1,10 @@
 //! An object in world coordinates: its f64 world vertices (from
 //! [`gprox_geometry::transform::transform_point`], bit-identical to what every exact test sees)
-//! and its LBVH's topology refitted to them, with exact f64 boxes.
+//! and its LBVH's topology ([`Shape`]) refitted to them, with exact f64 boxes ([`World`]).
 //!
-//! Used by the penetration query (inside tests and nearest faces) and by the broad phase's
-//! narrow phase (many small rigid bodies: one refit per body and frame, then plain box tests).
+//! [`World`] serves the penetration query (inside tests and nearest faces); the broad phase's
+//! narrow phase (many small rigid bodies: one refit per body and frame, then plain box tests)
+//! refits the same [`Shape`] with f32 boxes.
 //! Refitting in world space costs one pass over the nodes per query (a few tens of µs for
 //! 5,000 triangles) and needs no padding at all: a leaf box is the exact min/max of its three
 //! world corners, so every box contains its world triangles exactly — the same guarantee the

@@ -42,7 +42,7 @@ impl Box32 {
 }
 
 /// A body of a many-body query placed in world space: f64 world vertices and its tree's
-/// [`Shape`] refitted to them with outward-rounded f32 boxes.
+/// [`Shape`] refitted to them, with f32 boxes (see the module docs).
 pub(super) struct Body<'a> {
     faces: &'a [[u32; 3]],
     vertices: Vec<DVec3>,
@@ -111,9 +111,8 @@ pub(super) fn world_pairs(a: &Body<'_>, b: &Body<'_>, margin: f64) -> Vec<[u32; 
     };
     let reach = Vec3A::splat(reach);
     // Both comparisons at once, no branch between them.
-    let near = |x: &Box32, y: &Box32| {
-        ((x.lo - reach).cmple(y.hi) & (y.lo - reach).cmple(x.hi)).all()
-    };
+    let near =
+        |x: &Box32, y: &Box32| ((x.lo - reach).cmple(y.hi) & (y.lo - reach).cmple(x.hi)).all();
     let mut out = Vec::new();
     let (mut i, mut j) = (a.shape.root(), b.shape.root());
     if !near(&a.boxes[i as usize], &b.boxes[j as usize]) {
@@ -140,7 +139,10 @@ pub(super) fn world_pairs(a: &Body<'_>, b: &Body<'_>, margin: f64) -> Vec<[u32; 
             // Descend the larger node (by box extent), as the pair query does; go on with the
             // first child that is near, keep the other for later.
             let [c0, c1] = links_a[(i - leaves_a) as usize];
-            match (near(&a.boxes[c0 as usize], y), near(&a.boxes[c1 as usize], y)) {
+            match (
+                near(&a.boxes[c0 as usize], y),
+                near(&a.boxes[c1 as usize], y),
+            ) {
                 (true, true) => {
                     stack.push((c1, j));
                     i = c0;
@@ -158,7 +160,10 @@ pub(super) fn world_pairs(a: &Body<'_>, b: &Body<'_>, margin: f64) -> Vec<[u32; 
             }
         } else {
             let [c0, c1] = links_b[(j - leaves_b) as usize];
-            match (near(x, &b.boxes[c0 as usize]), near(x, &b.boxes[c1 as usize])) {
+            match (
+                near(x, &b.boxes[c0 as usize]),
+                near(x, &b.boxes[c1 as usize]),
+            ) {
                 (true, true) => {
                     stack.push((i, c1));
                     j = c0;
