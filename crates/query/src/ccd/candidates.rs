@@ -336,11 +336,11 @@ impl<'m, 'a> FacePair<'m, 'a> {
         if self.oe[0] == 0 || self.oe[1] == 0 {
             return;
         }
-        for (ka, &na) in NEXT.iter().enumerate() {
-            let ea = [ka as u8, na];
+        for ka in 0..3u8 {
+            let ea = [ka, NEXT[ka as usize]];
             let va = ea.map(|s| c[s as usize]);
-            for (kb, &nb) in NEXT.iter().enumerate() {
-                let eb = [3 + kb as u8, 3 + nb];
+            for kb in 0..3u8 {
+                let eb = [3 + kb, 3 + NEXT[kb as usize]];
                 let vb = eb.map(|s| c[s as usize]);
                 let keep = ((self.oe[0] >> ka) & (self.oe[1] >> kb) & 1) != 0;
                 let keep = keep
