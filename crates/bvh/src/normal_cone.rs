@@ -120,6 +120,29 @@ pub fn direction_mask_beyond(n: Vec3, bound: f32) -> u32 {
     m
 }
 
+/// [`certified_direction_mask`] of `N` triangles at once (identical results), the corners
+/// given by coordinate: `corners[k][axis][i]` is coordinate `axis` of corner `k` of triangle
+/// `i`. The lanes are independent, so the loop vectorises.
+///
+/// ```
+/// use gprox_bvh::normal_cone::{certified_direction_mask, certified_direction_masks};
+/// use glam::Vec3;
+/// let t = [[0.0f32, 0.0, 0.0], [1.0, 0.0, 0.2], [0.0, 1.0, -0.3]];
+/// let corners = [0, 1, 2].map(|k| [0, 1, 2].map(|axis| [t[k][axis]; 4]));
+/// let mut out = [0u32; 4];
+/// certified_direction_masks(&corners, &mut out);
+/// let [a, b, c] = t.map(Vec3::from);
+/// assert_eq!(out, [certified_direction_mask(a, b, c); 4]);
+/// ```
+#[inline]
+pub fn certified_direction_masks<const N: usize>(corners: &[[[f32; N]; 3]; 3], out: &mut [u32; N]) {
+    let corner =
+        |k: usize, i: usize| Vec3::new(corners[k][0][i], corners[k][1][i], corners[k][2][i]);
+    for (i, m) in out.iter_mut().enumerate() {
+        *m = certified_direction_mask(corner(0, i), corner(1, i), corner(2, i));
+    }
+}
+
 /// `(bit of d, bit of -d)` for the 13 directions in the order used by [`direction_mask`].
 const POSITIVE_BITS: [(u8, u8); 13] = {
     const D: [[i8; 3]; 13] = [

@@ -38,9 +38,8 @@ pub(crate) struct Certifier {
     next: Vec<u32>,
     stamp: u32,
     boundary: Vec<u32>,
-    lp: Vec<u32>,
     pts: Vec<DVec2>,
-    segs: Vec<(f64, f64, usize)>,
+    keys: Vec<u64>,
 }
 
 /// Sign of `a·d - b·c` (`sub`) or `a·c + b·d`, certified against perturbations of the four
@@ -88,6 +87,76 @@ fn disjoint(a: DVec2, b: DVec2, c: DVec2, d: DVec2, e: f64) -> bool {
     o3 != 0 && o3 == o4
 }
 
+/// Order-preserving bits of a non-NaN `x` (as unsigned integers, `-0 < +0`).
+#[inline]
+fn order_key(x: f64) -> u64 {
+    let b = x.to_bits();
+    if b >> 63 == 1 {
+        !b
+    } else {
+        b | 1 << 63
+    }
+}
+
+/// Inverse of [`order_key`]: monotone, so a key with cleared low bits decodes to a lower bound.
+#[inline]
+fn from_order_key(k: u64) -> f64 {
+    f64::from_bits(if k >> 63 == 1 { k & !(1 << 63) } else { !k })
+}
+
+/// Whether the closed polygon `pts` (every exact vertex within `e` of the given one per
+/// coordinate) is certainly simple, by a star test ([`star_around`]) around the vertex
+/// centroid, then once more around a centre moved inwards across the edges that failed. O(n),
+/// no sorting; `false` only means "not shown" (the caller falls back to the general test).
+fn star_simple(pts: &[DVec2], e: f64) -> bool {
+    if pts.is_empty() {
+        return false;
+    }
+    let c = pts.iter().sum::<DVec2>() / pts.len() as f64;
+    match star_around(pts, c, e) {
+        Ok(()) => true,
+        Err(shift) => shift != DVec2::ZERO && star_around(pts, c + shift, e).is_ok(),
+    }
+}
+
+/// The star test around the point `c` (any finite point: the error bound of [`orient`] does
+/// not depend on the magnitudes): every edge `a → b` turns certainly counter-clockwise around
+/// `c` (`orient(c, a, b) > 0`, so `c` stays off the edges of every perturbation of the polygon
+/// within `e`, whose winding number around `c` is therefore the given polygon's), and the
+/// winding number is 1 (counted as the edges crossing the horizontal through `c` upwards: with
+/// every edge counter-clockwise, those cross it right of `c` and none crosses it downwards
+/// there). Then the angle around `c` increases strictly by exactly one turn along the loop, so
+/// no two loop points coincide. On failure: a heuristic move of `c` to the inner side of the
+/// failed edges (zero when only the winding number was wrong: no centre can help then).
+fn star_around(pts: &[DVec2], c: DVec2, e: f64) -> Result<(), DVec2> {
+    let Some(&last) = pts.last() else {
+        return Err(DVec2::ZERO);
+    };
+    let mut crossings = 0u32;
+    let mut failed = false;
+    let mut shift = DVec2::ZERO;
+    let mut a = last;
+    for &b in pts {
+        if orient(c, a, b, e) != 1 {
+            failed = true;
+            // Across the line of `a → b` to its left side, plus a little along its normal.
+            let ab = b - a;
+            let len2 = ab.length_squared();
+            let wrong = (-(a - c).perp_dot(b - c)).max(0.0);
+            let step = (wrong + 0.01 * len2) / len2;
+            if step.is_finite() {
+                shift += ab.perp() * step;
+            }
+        }
+        crossings += (a.y < c.y && c.y <= b.y) as u32;
+        a = b;
+    }
+    if failed || crossings != 1 {
+        return Err(if failed { shift } else { DVec2::ZERO });
+    }
+    Ok(())
+}
+
 impl Certifier {
     /// Scratch for a mesh of `vertex_count` vertices.
     pub(crate) fn new(vertex_count: usize) -> Self {
@@ -127,7 +196,8 @@ impl Certifier {
             return false;
         }
         let none = [u32::MAX, 0];
-        self.certify(&[(layout.boundary(node), none)], mask, pos, max_abs)
+        let parts = [(layout.boundary(node), none)];
+        self.certify(&parts, mask, pos, max_abs) == Some(true)
     }
 
     /// Whether no two non-adjacent faces of the union of the (disjoint) subtrees `a` and `b`
@@ -145,36 +215,39 @@ impl Certifier {
     ) -> Prune {
         let mask = masks[a as usize] & masks[b as usize];
         let (ba, bb) = (layout.boundary(a), layout.boundary(b));
-        let (ra, rb) = (layout.range[a as usize], layout.range[b as usize]);
-        // Shared edges appear in both boundaries: search the shorter one.
-        let shared = if ba.len() <= bb.len() {
-            layout.share_edge(a, b)
+        // Shared edges appear in both boundaries: look in the shorter one first.
+        let (x, y, bx, by) = if ba.len() <= bb.len() {
+            (a, b, ba, bb)
         } else {
-            layout.share_edge(b, a)
+            (b, a, bb, ba)
         };
-        if !shared {
-            return Prune::DescendSilently;
-        }
+        let silent = |shared: bool| match shared {
+            true => Prune::Descend,
+            false => Prune::DescendSilently,
+        };
         if mask == 0 {
-            return Prune::Descend;
+            return silent(layout.share_edge(x, y));
         }
-        if self.certify(&[(ba, rb), (bb, ra)], mask, pos, max_abs) {
-            Prune::Skip
-        } else {
-            Prune::Descend
+        let parts = [(bx, layout.range(y)), (by, layout.range(x))];
+        match self.certify(&parts, mask, pos, max_abs) {
+            Some(true) => Prune::Skip,
+            Some(false) => Prune::Descend,
+            None => Prune::DescendSilently,
         }
     }
 
     /// The contour test on the boundary half-edges of `parts` (each: a node's boundary without
     /// the edges whose face across lies in the given leaf-slot range), for a set whose faces
-    /// all have `mask`'s first direction in their certified masks.
+    /// all have `mask`'s first direction in their certified masks. `None` when there are
+    /// several parts and the first has no edge across to the slot range given with it (the
+    /// parts share no edge; cheaper than a separate search, since it is read anyway).
     fn certify(
         &mut self,
         parts: &[(&[Half], [u32; 2])],
         mask: u32,
         pos: &[Vec3],
         max_abs: f64,
-    ) -> bool {
+    ) -> Option<bool> {
         let d = DIRECTIONS[mask.trailing_zeros() as usize].map(f64::from);
         // p1 ⟂ d with small integer entries, p2 = d × p1 (also integer): p1 × p2 ∥ +d.
         let cands = [[d[1], -d[0], 0.0], [0.0, d[2], -d[1]], [d[2], 0.0, -d[0]]];
@@ -201,71 +274,79 @@ impl Certifier {
         // 2. Boundary half-edges, one outgoing per vertex, one loop.
         self.boundary.clear();
         let mut removed = false;
-        for &(edges, [lo, hi]) in parts {
+        for (k, &(edges, [lo, hi])) in parts.iter().enumerate() {
+            if k == 1 && !removed {
+                return None;
+            }
             for h in edges {
                 if lo <= h.adj && h.adj <= hi {
                     removed = true;
                     continue;
                 }
                 if self.vert_stamp[h.u as usize] == stamp {
-                    return false;
+                    return Some(false);
                 }
                 self.vert_stamp[h.u as usize] = stamp;
                 self.next[h.u as usize] = h.v;
                 self.boundary.push(h.u);
             }
         }
-        // Two parts that share no edge bound at least two loops.
-        if parts.len() > 1 && !removed {
-            return false;
-        }
         let nb = self.boundary.len();
         if nb < 3 {
-            return false;
+            return Some(false);
         }
+        // The loop, projected as it is walked.
         let start = self.boundary[0];
-        self.lp.clear();
+        self.pts.clear();
         let mut cur = start;
         loop {
-            if self.vert_stamp[cur as usize] != stamp || self.lp.len() >= nb {
-                return false;
+            if self.vert_stamp[cur as usize] != stamp || self.pts.len() >= nb {
+                return Some(false);
             }
-            self.lp.push(cur);
+            self.pts.push(proj(cur));
             cur = self.next[cur as usize];
             if cur == start {
                 break;
             }
         }
-        if self.lp.len() != nb {
-            return false;
+        if self.pts.len() != nb {
+            return Some(false);
         }
-        // 3. Simple projected loop.
-        self.pts.clear();
-        self.pts.extend(self.lp.iter().map(|&v| proj(v)));
+        // 3. Simple projected loop: the linear star test, else the general sweep.
         let pts = &self.pts;
+        if star_simple(pts, e) {
+            return Some(true);
+        }
         for i in 0..nb {
             let (a, b, c) = (pts[i], pts[(i + 1) % nb], pts[(i + 2) % nb]);
             let (ab, bc) = (b - a, c - b);
             let turn = orient(a, b, c, e) != 0;
             let ahead = certified_sign(ab.x, ab.y, bc.x, bc.y, e, false) == 1;
             if !(turn || ahead) {
-                return false;
+                return Some(false);
             }
         }
-        self.segs.clear();
+        // Sweep in x over the segments sorted by their left end `lo`: keys are order-preserving
+        // bits of `lo` with the low bits replaced by the segment index. The cleared bits make
+        // the decoded key a lower bound of `lo`, non-decreasing along the sorted keys, so
+        // breaking on it never skips an overlapping segment.
+        let bits = usize::BITS - (nb - 1).leading_zeros();
+        let low = (1u64 << bits) - 1;
+        self.keys.clear();
         for i in 0..nb {
-            let (a, b) = (pts[i], pts[(i + 1) % nb]);
-            self.segs.push((a.x.min(b.x), a.x.max(b.x), i));
+            let lo = pts[i].x.min(pts[(i + 1) % nb].x);
+            self.keys.push(order_key(lo) & !low | i as u64);
         }
-        self.segs.sort_unstable_by(|x, y| x.0.total_cmp(&y.0));
+        self.keys.sort_unstable();
         let m = 2.5 * e;
         for s in 0..nb {
-            let (_, hi, i) = self.segs[s];
-            for t in s + 1..nb {
-                let (lo, _, j) = self.segs[t];
-                if lo - hi > m {
+            let i = (self.keys[s] & low) as usize;
+            let hi = pts[i].x.max(pts[(i + 1) % nb].x);
+            for &key in &self.keys[s + 1..] {
+                if from_order_key(key & !low) - hi > m {
                     break;
                 }
+                let j = (key & low) as usize;
                 let gap = i.abs_diff(j);
                 if gap <= 1 || gap == nb - 1 {
                     continue;
@@ -273,10 +354,82 @@ impl Certifier {
                 let (a, b) = (pts[i], pts[(i + 1) % nb]);
                 let (c, d) = (pts[j], pts[(j + 1) % nb]);
                 if !disjoint(a, b, c, d, e) {
-                    return false;
+                    return Some(false);
                 }
             }
         }
-        true
+        Some(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn poly(p: &[(f64, f64)]) -> Vec<DVec2> {
+        p.iter().map(|&(x, y)| DVec2::new(x, y)).collect()
+    }
+
+    #[test]
+    fn order_keys_are_monotone_lower_bounds() {
+        let xs = [-3.5, -1e-300, -0.0, 0.0, 1e-310, 2.0, 7.25e10];
+        for w in xs.windows(2) {
+            assert!(order_key(w[0]) <= order_key(w[1]));
+        }
+        for &x in &xs {
+            assert_eq!(from_order_key(order_key(x)).to_bits(), x.to_bits());
+            for bits in [1, 5, 16, 30] {
+                let low = (1u64 << bits) - 1;
+                assert!(from_order_key(order_key(x) & !low) <= x);
+            }
+        }
+    }
+
+    #[test]
+    fn star_test_accepts_only_simple_loops() {
+        let e = 1e-12;
+        let square = poly(&[(0.0, 0.0), (1.0, 0.0), (1.0, 1.0), (0.0, 1.0)]);
+        assert!(star_simple(&square, e));
+        // Clockwise: the faces would project negatively; never certified by the star test.
+        let cw: Vec<_> = square.iter().rev().copied().collect();
+        assert!(!star_simple(&cw, e));
+        // Twice around the centre: every edge turns counter-clockwise, winding number 2.
+        let twice: Vec<_> = (0..10)
+            .map(|k| {
+                let t = k as f64 * 4.0 * std::f64::consts::PI / 10.0;
+                DVec2::new(t.cos(), t.sin())
+            })
+            .collect();
+        assert!(!star_simple(&twice, e));
+        // Bow tie (self-crossing).
+        let bow = poly(&[(0.0, 0.0), (1.0, 1.0), (1.0, 0.0), (0.0, 1.0)]);
+        assert!(!star_simple(&bow, e));
+        // A simple loop with a deep notch is not star-shaped around its vertex centroid (the
+        // general sweep decides it).
+        let notch = poly(&[
+            (0.0, 0.0),
+            (4.0, 0.0),
+            (4.0, 1.0),
+            (1.0, 1.0),
+            (1.0, 1.2),
+            (4.0, 1.2),
+            (4.0, 4.0),
+            (0.0, 4.0),
+        ]);
+        let c = notch.iter().sum::<DVec2>() / notch.len() as f64;
+        assert!(star_around(&notch, c, e).is_err());
+        // A self-crossing spiral whose edges mostly turn counter-clockwise.
+        let spiral = poly(&[
+            (0.0, 0.0),
+            (4.0, 0.0),
+            (4.0, 4.0),
+            (1.0, 4.0),
+            (1.0, 1.0),
+            (3.0, 1.0),
+            (3.0, 3.0),
+            (2.0, 3.0),
+            (2.0, -1.0),
+        ]);
+        assert!(!star_simple(&spiral, e));
     }
 }

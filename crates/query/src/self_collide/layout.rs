@@ -12,10 +12,7 @@
 //!   [`gprox_bvh::normal_cone::certified_direction_mask`]).
 
 use glam::Vec3;
-use gprox_bvh::{
-    normal_cone::{certified_normal, direction_mask_beyond},
-    Bvh,
-};
+use gprox_bvh::{normal_cone::certified_direction_masks, Bvh};
 
 use super::topology::{Topology, BAD_EDGE, NO_FACE};
 use super::traverse::child_ranges;
@@ -38,12 +35,13 @@ pub(crate) struct Layout {
     /// Children of every node and faces of the mesh it was built for (validation).
     children: Vec<[u32; 2]>,
     faces: Vec<[u32; 3]>,
-    /// Leaf-slot range of every node.
-    pub(crate) range: Vec<[u32; 2]>,
+    /// The faces in leaf-slot order (the leaves' masks are computed in this order).
+    slot_tris: Vec<[u32; 3]>,
+    /// Per node: the leaf-slot range `[first, last]` and the span `[start, end)` of its
+    /// boundary half-edges in `bnd` (together: one cache line serves both lookups).
+    node: Vec<[u32; 4]>,
     /// Internal nodes, every child before its parent.
     post: Vec<u32>,
-    /// `bnd[span[node][0]..span[node][1]]`: boundary half-edges of the node.
-    span: Vec<[u32; 2]>,
     bnd: Vec<Half>,
     /// `adj` of `bnd`, sorted within each node's span.
     adj_sorted: Vec<u32>,
@@ -164,22 +162,37 @@ impl Layout {
         for &[s, e] in &span {
             adj_sorted[s as usize..e as usize].sort_unstable();
         }
+        let slot_tris = (0..n)
+            .map(|k| faces[bvh.nodes[n1 + k].left as usize])
+            .collect();
+        let node = range
+            .iter()
+            .zip(&span)
+            .map(|(r, s)| [r[0], r[1], s[0], s[1]])
+            .collect();
         Some(Self {
+            slot_tris,
             adj_sorted,
             children: bvh.nodes.iter().map(|n| [n.left, n.right]).collect(),
             faces: faces.to_vec(),
-            range,
+            node,
             post,
-            span,
             bnd,
             bad,
         })
     }
 
+    /// Leaf-slot range `[first, last]` of `node`.
+    #[inline]
+    pub(crate) fn range(&self, node: u32) -> [u32; 2] {
+        let [first, last, ..] = self.node[node as usize];
+        [first, last]
+    }
+
     /// Boundary half-edges of `node`.
     #[inline]
     pub(crate) fn boundary(&self, node: u32) -> &[Half] {
-        let [s, e] = self.span[node as usize];
+        let [.., s, e] = self.node[node as usize];
         &self.bnd[s as usize..e as usize]
     }
 
@@ -187,41 +200,43 @@ impl Layout {
     /// edge): a binary search in `a`'s sorted slots.
     #[inline]
     pub(crate) fn share_edge(&self, a: u32, b: u32) -> bool {
-        let [s, e] = self.span[a as usize];
+        let [.., s, e] = self.node[a as usize];
         let adj = &self.adj_sorted[s as usize..e as usize];
-        let [lo, hi] = self.range[b as usize];
+        let [lo, hi] = self.range(b);
         let k = adj.partition_point(|&x| x < lo);
         k < adj.len() && adj[k] <= hi
     }
 
     /// Certified direction masks of every node for the positions `pos` (bottom-up AND of the
     /// faces' [`gprox_bvh::normal_cone::certified_direction_mask`]; 0 for bad nodes) into `masks`.
-    pub(crate) fn masks(&self, bvh: &Bvh, faces: &[[u32; 3]], pos: &[Vec3], masks: &mut Vec<u32>) {
-        masks.clear();
-        masks.resize(bvh.nodes.len(), 0);
-        let n1 = bvh.first_leaf();
-        // Chunks: gather the normals and bounds, then the direction tests (vectorisable).
+    pub(crate) fn masks(&self, pos: &[Vec3], masks: &mut Vec<u32>) {
+        // Every entry is written below: no clearing.
+        masks.resize(self.children.len(), 0);
+        let n1 = self.children.len() - self.slot_tris.len();
+        // Chunks gathered by coordinate, so the certified tests vectorise across faces.
         const CHUNK: usize = 64;
-        let leaves = &bvh.nodes[n1..];
-        for (c, chunk) in leaves.chunks(CHUNK).enumerate() {
-            let mut nb = [(Vec3::ZERO, 0.0f32); CHUNK];
-            for (slot, leaf) in nb.iter_mut().zip(chunk) {
-                let [a, b, c] = faces[leaf.left as usize].map(|v| pos[v as usize]);
-                *slot = certified_normal(a, b, c);
+        let leaves = &mut masks[n1..];
+        // Lanes past the last face keep earlier values: computed, then not copied out.
+        let mut corners = [[[0.0f32; CHUNK]; 3]; 3];
+        for (tris, out) in self.slot_tris.chunks(CHUNK).zip(leaves.chunks_mut(CHUNK)) {
+            for (i, tri) in tris.iter().enumerate() {
+                for (corner, &v) in corners.iter_mut().zip(tri) {
+                    let p = pos[v as usize];
+                    [corner[0][i], corner[1][i], corner[2][i]] = p.to_array();
+                }
             }
-            let out = &mut masks[n1 + c * CHUNK..n1 + c * CHUNK + chunk.len()];
-            for (m, &(n, bound)) in out.iter_mut().zip(&nb) {
-                *m = direction_mask_beyond(n, bound);
-            }
+            let mut m = [0u32; CHUNK];
+            certified_direction_masks(&corners, &mut m);
+            out.copy_from_slice(&m[..out.len()]);
         }
-        for (m, &bad) in masks[n1..].iter_mut().zip(&self.bad[n1..]) {
+        for (m, &bad) in leaves.iter_mut().zip(&self.bad[n1..]) {
             if bad {
                 *m = 0;
             }
         }
         for &i in &self.post {
-            let node = &bvh.nodes[i as usize];
-            masks[i as usize] = masks[node.left as usize] & masks[node.right as usize];
+            let [l, r] = self.children[i as usize];
+            masks[i as usize] = masks[l as usize] & masks[r as usize];
         }
     }
 }

@@ -193,7 +193,7 @@ pub fn self_collide_cached(
     let Some(layout) = layout.as_ref() else {
         return Ok(run(mesh, bvh, None));
     };
-    layout.masks(bvh, mesh.faces(), mesh.positions(), masks);
+    layout.masks(mesh.positions(), masks);
     Ok(run(mesh, bvh, Some((layout, masks, certifier))))
 }
 
@@ -260,7 +260,7 @@ fn run(
                 0
             };
             let size = |x: u32| {
-                let [f, l] = layout.range[x as usize];
+                let [f, l] = layout.range(x);
                 l - f + 1
             };
             let skip = |a: u32, b: u32| {
@@ -334,7 +334,7 @@ impl SelfCollider {
         }
         self.cache.fit(mesh, &self.bvh, &self.topology);
         if let Some(l) = &self.cache.layout {
-            l.masks(&self.bvh, mesh.faces(), mesh.positions(), &mut self.masks);
+            l.masks(mesh.positions(), &mut self.masks);
         }
     }
 
@@ -360,7 +360,7 @@ impl SelfCollider {
             _ => return self_collide_cached(mesh, &self.bvh, &self.topology, &mut cache),
         };
         cache.certifier = Certifier::new(mesh.vertex_count());
-        layout.masks(&self.bvh, mesh.faces(), mesh.positions(), &mut cache.masks);
+        layout.masks(mesh.positions(), &mut cache.masks);
         Ok(run(
             mesh,
             &self.bvh,
