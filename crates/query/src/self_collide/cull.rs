@@ -34,56 +34,75 @@ const U: f64 = f64::EPSILON * 0.5;
 /// Scratch state for certifying nodes of one mesh (reused across nodes and frames).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Certifier {
-    vert_stamp: Vec<u32>,
-    next: Vec<u32>,
+    /// Per vertex: the stamp of the loop it was last put on, and its successor there
+    /// (together: one cache line per vertex visit).
+    vert: Vec<[u32; 2]>,
     stamp: u32,
-    boundary: Vec<u32>,
     pts: Vec<DVec2>,
     keys: Vec<u64>,
 }
 
-/// Sign of `a·d - b·c` (`sub`) or `a·c + b·d`, certified against perturbations of the four
-/// differences by up to `2e` each (projected coordinates off by `e`) plus rounding; 0 if unsure.
-#[inline]
-fn certified_sign(a: f64, b: f64, c: f64, d: f64, e: f64, sub: bool) -> i32 {
-    let (p, q, v) = if sub {
-        (a * d, b * c, a * d - b * c)
-    } else {
-        (a * c, b * d, a * c + b * d)
-    };
-    let s = a.abs() + b.abs() + c.abs() + d.abs();
-    let bound = 3.0 * e * s + 16.0 * e * e + 8.0 * U * (p.abs() + q.abs()) + f64::MIN_POSITIVE;
-    if v > bound {
-        1
-    } else if v < -bound {
-        -1
-    } else {
-        0
+/// Error allowances of the certified predicates over one projected loop.
+#[derive(Clone, Copy, Debug)]
+struct Tol {
+    /// Every projected coordinate is within `e` of the exact one.
+    e: f64,
+    /// Bound on the error of [`certified_sign`] for inputs that are differences of points of
+    /// a box of the given width (see [`Tol::new`]).
+    sign: f64,
+}
+
+impl Tol {
+    /// Allowances for points (and centres) in a box of width at most `w` in both axes: the
+    /// per-call bound `3e·s + 16e² + 8U(|p| + |q|)` of the perturbation and rounding analysis,
+    /// with `s ≤ 4w` and `|p|, |q| ≤ w²` for differences of such points (`w` inflated for the
+    /// rounding of the differences and of the bound itself).
+    #[inline]
+    fn new(e: f64, w: f64) -> Self {
+        let w = w * 1.001;
+        let sign = 12.0 * e * w + 16.0 * e * e + 16.0 * U * w * w + f64::MIN_POSITIVE;
+        Self { e, sign }
     }
+
+    /// Allowances for the points of the box `[lo, hi]` (NaN-free bounds: `min`/`max` skip
+    /// NaN coordinates, whose predicates fail anyway).
+    #[inline]
+    fn of_box(e: f64, [lo, hi]: [DVec2; 2]) -> Self {
+        Self::new(e, (hi - lo).max_element())
+    }
+}
+
+/// Sign of `a·d - b·c` (`sub`) or `a·c + b·d`, certified against perturbations of the four
+/// differences by up to `2·tol.e` each (projected coordinates off by `e`) plus rounding, for
+/// differences of points in the box of `tol`; 0 if unsure.
+#[inline]
+fn certified_sign(a: f64, b: f64, c: f64, d: f64, tol: Tol, sub: bool) -> i32 {
+    let v = if sub { a * d - b * c } else { a * c + b * d };
+    (v > tol.sign) as i32 - (v < -tol.sign) as i32
 }
 
 /// Certified orientation of the projected points (1 ccw, -1 cw, 0 unsure).
 #[inline]
-fn orient(a: DVec2, b: DVec2, c: DVec2, e: f64) -> i32 {
+fn orient(a: DVec2, b: DVec2, c: DVec2, tol: Tol) -> i32 {
     let (ab, ac) = (b - a, c - a);
-    certified_sign(ab.x, ab.y, ac.x, ac.y, e, true)
+    certified_sign(ab.x, ab.y, ac.x, ac.y, tol, true)
 }
 
-/// Whether the exact segments (each endpoint within `e` of the given one per coordinate) are
-/// certainly disjoint.
+/// Whether the exact segments (each endpoint within `tol.e` of the given one per coordinate)
+/// are certainly disjoint.
 #[inline]
-fn disjoint(a: DVec2, b: DVec2, c: DVec2, d: DVec2, e: f64) -> bool {
-    let m = 2.5 * e;
+fn disjoint(a: DVec2, b: DVec2, c: DVec2, d: DVec2, tol: Tol) -> bool {
+    let m = 2.5 * tol.e;
     let (lo1, hi1) = (a.min(b), a.max(b));
     let (lo2, hi2) = (c.min(d), c.max(d));
     if (lo1 - hi2).max_element() > m || (lo2 - hi1).max_element() > m {
         return true;
     }
-    let (o1, o2) = (orient(a, b, c, e), orient(a, b, d, e));
+    let (o1, o2) = (orient(a, b, c, tol), orient(a, b, d, tol));
     if o1 != 0 && o1 == o2 {
         return true;
     }
-    let (o3, o4) = (orient(c, d, a, e), orient(c, d, b, e));
+    let (o3, o4) = (orient(c, d, a, tol), orient(c, d, b, tol));
     o3 != 0 && o3 == o4
 }
 
@@ -105,22 +124,26 @@ fn from_order_key(k: u64) -> f64 {
 }
 
 /// Whether the closed polygon `pts` (every exact vertex within `e` of the given one per
-/// coordinate) is certainly simple, by a star test ([`star_around`]) around the vertex
+/// coordinate, all in the box `[lo, hi]`) is certainly simple, by a star test ([`star_around`]) around the vertex
 /// centroid, then once more around a centre moved inwards across the edges that failed. O(n),
 /// no sorting; `false` only means "not shown" (the caller falls back to the general test).
-fn star_simple(pts: &[DVec2], e: f64) -> bool {
+fn star_simple(pts: &[DVec2], [lo, hi]: [DVec2; 2], e: f64) -> bool {
     if pts.is_empty() {
         return false;
     }
+    let tol = |c: DVec2| Tol::of_box(e, [lo.min(c), hi.max(c)]);
     let c = pts.iter().sum::<DVec2>() / pts.len() as f64;
-    match star_around(pts, c, e) {
+    match star_around(pts, c, tol(c)) {
         Ok(()) => true,
-        Err(shift) => shift != DVec2::ZERO && star_around(pts, c + shift, e).is_ok(),
+        Err(shift) => {
+            let c = c + shift;
+            shift != DVec2::ZERO && star_around(pts, c, tol(c)).is_ok()
+        }
     }
 }
 
-/// The star test around the point `c` (any finite point: the error bound of [`orient`] does
-/// not depend on the magnitudes): every edge `a → b` turns certainly counter-clockwise around
+/// The star test around the point `c` (any finite point in the box of `tol`: the error bound
+/// of [`orient`] does not depend on the magnitudes): every edge `a → b` turns certainly counter-clockwise around
 /// `c` (`orient(c, a, b) > 0`, so `c` stays off the edges of every perturbation of the polygon
 /// within `e`, whose winding number around `c` is therefore the given polygon's), and the
 /// winding number is 1 (counted as the edges crossing the horizontal through `c` upwards: with
@@ -128,7 +151,7 @@ fn star_simple(pts: &[DVec2], e: f64) -> bool {
 /// there). Then the angle around `c` increases strictly by exactly one turn along the loop, so
 /// no two loop points coincide. On failure: a heuristic move of `c` to the inner side of the
 /// failed edges (zero when only the winding number was wrong: no centre can help then).
-fn star_around(pts: &[DVec2], c: DVec2, e: f64) -> Result<(), DVec2> {
+fn star_around(pts: &[DVec2], c: DVec2, tol: Tol) -> Result<(), DVec2> {
     let Some(&last) = pts.last() else {
         return Err(DVec2::ZERO);
     };
@@ -137,7 +160,7 @@ fn star_around(pts: &[DVec2], c: DVec2, e: f64) -> Result<(), DVec2> {
     let mut shift = DVec2::ZERO;
     let mut a = last;
     for &b in pts {
-        if orient(c, a, b, e) != 1 {
+        if orient(c, a, b, tol) != 1 {
             failed = true;
             // Across the line of `a → b` to its left side, plus a little along its normal.
             let ab = b - a;
@@ -161,21 +184,20 @@ impl Certifier {
     /// Scratch for a mesh of `vertex_count` vertices.
     pub(crate) fn new(vertex_count: usize) -> Self {
         Self {
-            vert_stamp: vec![0; vertex_count],
-            next: vec![0; vertex_count],
+            vert: vec![[0, 0]; vertex_count],
             ..Self::default()
         }
     }
 
     /// Vertex count this scratch was made for.
     pub(crate) fn vertex_count(&self) -> usize {
-        self.vert_stamp.len()
+        self.vert.len()
     }
 
     fn bump(&mut self) -> u32 {
         self.stamp = self.stamp.wrapping_add(1);
         if self.stamp == 0 {
-            self.vert_stamp.fill(0);
+            self.vert.fill([0, 0]);
             self.stamp = 1;
         }
         self.stamp
@@ -272,7 +294,7 @@ impl Certifier {
         };
         let stamp = self.bump();
         // 2. Boundary half-edges, one outgoing per vertex, one loop.
-        self.boundary.clear();
+        let (mut nb, mut start) = (0usize, 0u32);
         let mut removed = false;
         for (k, &(edges, [lo, hi])) in parts.iter().enumerate() {
             if k == 1 && !removed {
@@ -283,28 +305,30 @@ impl Certifier {
                     removed = true;
                     continue;
                 }
-                if self.vert_stamp[h.u as usize] == stamp {
+                let slot = &mut self.vert[h.u as usize];
+                if slot[0] == stamp {
                     return Some(false);
                 }
-                self.vert_stamp[h.u as usize] = stamp;
-                self.next[h.u as usize] = h.v;
-                self.boundary.push(h.u);
+                *slot = [stamp, h.v];
+                (nb, start) = (nb + 1, h.u);
             }
         }
-        let nb = self.boundary.len();
         if nb < 3 {
             return Some(false);
         }
         // The loop, projected as it is walked.
-        let start = self.boundary[0];
         self.pts.clear();
         let mut cur = start;
+        let mut bbox = [DVec2::splat(f64::INFINITY), DVec2::splat(f64::NEG_INFINITY)];
         loop {
-            if self.vert_stamp[cur as usize] != stamp || self.pts.len() >= nb {
+            let [at, next] = self.vert[cur as usize];
+            if at != stamp || self.pts.len() >= nb {
                 return Some(false);
             }
-            self.pts.push(proj(cur));
-            cur = self.next[cur as usize];
+            let p = proj(cur);
+            bbox = [bbox[0].min(p), bbox[1].max(p)];
+            self.pts.push(p);
+            cur = next;
             if cur == start {
                 break;
             }
@@ -314,14 +338,15 @@ impl Certifier {
         }
         // 3. Simple projected loop: the linear star test, else the general sweep.
         let pts = &self.pts;
-        if star_simple(pts, e) {
+        if star_simple(pts, bbox, e) {
             return Some(true);
         }
+        let tol = Tol::of_box(e, bbox);
         for i in 0..nb {
             let (a, b, c) = (pts[i], pts[(i + 1) % nb], pts[(i + 2) % nb]);
             let (ab, bc) = (b - a, c - b);
-            let turn = orient(a, b, c, e) != 0;
-            let ahead = certified_sign(ab.x, ab.y, bc.x, bc.y, e, false) == 1;
+            let turn = orient(a, b, c, tol) != 0;
+            let ahead = certified_sign(ab.x, ab.y, bc.x, bc.y, tol, false) == 1;
             if !(turn || ahead) {
                 return Some(false);
             }
@@ -338,7 +363,7 @@ impl Certifier {
             self.keys.push(order_key(lo) & !low | i as u64);
         }
         self.keys.sort_unstable();
-        let m = 2.5 * e;
+        let m = 2.5 * tol.e;
         for s in 0..nb {
             let i = (self.keys[s] & low) as usize;
             let hi = pts[i].x.max(pts[(i + 1) % nb].x);
@@ -353,7 +378,7 @@ impl Certifier {
                 }
                 let (a, b) = (pts[i], pts[(i + 1) % nb]);
                 let (c, d) = (pts[j], pts[(j + 1) % nb]);
-                if !disjoint(a, b, c, d, e) {
+                if !disjoint(a, b, c, d, tol) {
                     return Some(false);
                 }
             }
@@ -368,6 +393,15 @@ mod tests {
 
     fn poly(p: &[(f64, f64)]) -> Vec<DVec2> {
         p.iter().map(|&(x, y)| DVec2::new(x, y)).collect()
+    }
+
+    fn bbox(p: &[DVec2]) -> [DVec2; 2] {
+        let lo = p.iter().fold(DVec2::INFINITY, |m, &q| m.min(q));
+        [lo, p.iter().fold(DVec2::NEG_INFINITY, |m, &q| m.max(q))]
+    }
+
+    fn star_simple(p: &[DVec2], e: f64) -> bool {
+        super::star_simple(p, bbox(p), e)
     }
 
     #[test]
@@ -417,7 +451,7 @@ mod tests {
             (0.0, 4.0),
         ]);
         let c = notch.iter().sum::<DVec2>() / notch.len() as f64;
-        assert!(star_around(&notch, c, e).is_err());
+        assert!(star_around(&notch, c, Tol::of_box(e, bbox(&notch))).is_err());
         // A self-crossing spiral whose edges mostly turn counter-clockwise.
         let spiral = poly(&[
             (0.0, 0.0),
