@@ -171,7 +171,7 @@ fn star_around(pts: &[DVec2], c: DVec2, tol: Tol) -> Result<(), DVec2> {
                 shift += ab.perp() * step;
             }
         }
-        crossings += (a.y < c.y && c.y <= b.y) as u32;
+        crossings += ((a.y < c.y) & (c.y <= b.y)) as u32;
         a = b;
     }
     if failed || crossings != 1 {
@@ -337,13 +337,15 @@ impl Certifier {
             return Some(false);
         }
         // 3. Simple projected loop: the linear star test, else the general sweep.
+        // The first two points again at the end: `pts[i + 1]`, `pts[i + 2]` without wrapping.
+        self.pts.extend_from_within(..2);
         let pts = &self.pts;
-        if star_simple(pts, bbox, e) {
+        if star_simple(&pts[..nb], bbox, e) {
             return Some(true);
         }
         let tol = Tol::of_box(e, bbox);
         for i in 0..nb {
-            let (a, b, c) = (pts[i], pts[(i + 1) % nb], pts[(i + 2) % nb]);
+            let (a, b, c) = (pts[i], pts[i + 1], pts[i + 2]);
             let (ab, bc) = (b - a, c - b);
             let turn = orient(a, b, c, tol) != 0;
             let ahead = certified_sign(ab.x, ab.y, bc.x, bc.y, tol, false) == 1;
@@ -359,14 +361,14 @@ impl Certifier {
         let low = (1u64 << bits) - 1;
         self.keys.clear();
         for i in 0..nb {
-            let lo = pts[i].x.min(pts[(i + 1) % nb].x);
+            let lo = pts[i].x.min(pts[i + 1].x);
             self.keys.push(order_key(lo) & !low | i as u64);
         }
         self.keys.sort_unstable();
         let m = 2.5 * tol.e;
         for s in 0..nb {
             let i = (self.keys[s] & low) as usize;
-            let hi = pts[i].x.max(pts[(i + 1) % nb].x);
+            let hi = pts[i].x.max(pts[i + 1].x);
             for &key in &self.keys[s + 1..] {
                 if from_order_key(key & !low) - hi > m {
                     break;
@@ -376,8 +378,8 @@ impl Certifier {
                 if gap <= 1 || gap == nb - 1 {
                     continue;
                 }
-                let (a, b) = (pts[i], pts[(i + 1) % nb]);
-                let (c, d) = (pts[j], pts[(j + 1) % nb]);
+                let (a, b) = (pts[i], pts[i + 1]);
+                let (c, d) = (pts[j], pts[j + 1]);
                 if !disjoint(a, b, c, d, tol) {
                     return Some(false);
                 }

@@ -56,9 +56,15 @@ impl Layout {
             && self.faces.as_slice() == faces
             && self
                 .children
-                .iter()
-                .zip(&bvh.nodes)
-                .all(|(c, n)| c[0] == n.left && c[1] == n.right)
+                .chunks(64)
+                .zip(bvh.nodes.chunks(64))
+                .all(|(cs, ns)| {
+                    // Branch-free within a chunk (this runs every frame on every node).
+                    let same = |(c, n): (&[u32; 2], &gprox_bvh::BvhNode)| {
+                        (c[0] == n.left) & (c[1] == n.right)
+                    };
+                    cs.iter().zip(ns).fold(true, |all, cn| all & same(cn))
+                })
     }
 
     /// Builds the layout of `bvh` (an LBVH with one leaf per face of `faces`, at least two
