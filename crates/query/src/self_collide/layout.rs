@@ -225,11 +225,15 @@ impl Layout {
         // Lanes past the last face keep earlier values: computed, then not copied out.
         let mut corners = [[[0.0f32; CHUNK]; 3]; 3];
         for (tris, out) in self.slot_tris.chunks(CHUNK).zip(leaves.chunks_mut(CHUNK)) {
-            for (i, tri) in tris.iter().enumerate() {
-                for (corner, &v) in corners.iter_mut().zip(tri) {
-                    let p = pos[v as usize];
-                    [corner[0][i], corner[1][i], corner[2][i]] = p.to_array();
-                }
+            for (i, tri) in tris.iter().enumerate().take(CHUNK) {
+                let (a, b, c) = (
+                    pos[tri[0] as usize],
+                    pos[tri[1] as usize],
+                    pos[tri[2] as usize],
+                );
+                [corners[0][0][i], corners[0][1][i], corners[0][2][i]] = a.to_array();
+                [corners[1][0][i], corners[1][1][i], corners[1][2][i]] = b.to_array();
+                [corners[2][0][i], corners[2][1][i], corners[2][2][i]] = c.to_array();
             }
             let mut m = [0u32; CHUNK];
             certified_direction_masks(&corners, &mut m);
