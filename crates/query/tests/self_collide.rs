@@ -313,6 +313,26 @@ fn folded(n: usize, c: f32, angle: f32, gap: f32, z: &[f32]) -> TriMesh {
     TriMesh::new(pos, flat.faces().to_vec()).expect("valid folded sheet")
 }
 
+/// Meshes of at least 1024 faces take the large-mesh path of the culled traversal (small node
+/// sets tested leaf by leaf instead of certified or descended): same pairs as the plain one.
+#[test]
+fn large_sheets_test_small_sets_leaf_by_leaf() {
+    let mut found = 0;
+    for (k, &(c, angle, gap)) in [(0.3, 2.8, -0.05), (0.5, 3.1, -0.02), (0.45, 3.12, 0.0)]
+        .iter()
+        .enumerate()
+    {
+        let n = 28;
+        let zs: Vec<f32> = (0..n * n)
+            .map(|i| ((i * 7 + k) % 5) as f32 * 0.01 - 0.02)
+            .collect();
+        let mesh = folded(n, c, angle, gap, &zs);
+        assert!(mesh.faces().len() >= 1024);
+        found += both(&mesh).len();
+    }
+    assert!(found > 0, "the folds should cross");
+}
+
 /// Exact sign of `d · ((b - a) × (c - a))` in rationals.
 fn exact_sign(t: [Vec3; 3], d: [i8; 3]) -> i32 {
     use num_traits::{Signed, Zero};

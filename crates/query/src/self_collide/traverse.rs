@@ -159,14 +159,43 @@ pub enum Prune {
     DescendSilently,
 }
 
+/// Calls `f` for the leaf pairs of the slot ranges `ra` and `rb` (the unordered pairs within
+/// `ra` when equal) whose boxes pass `overlap`.
+fn leaf_pairs(
+    bvh: &Bvh,
+    overlap: &impl Fn(u32, u32) -> bool,
+    f: &mut impl FnMut(u32, u32),
+    ra: [u32; 2],
+    rb: [u32; 2],
+) {
+    let n1 = bvh.first_leaf() as u32;
+    for i in ra[0]..=ra[1] {
+        let from = if ra == rb { i + 1 } else { rb[0] };
+        for j in from..=rb[1] {
+            let (x, y) = (n1 + i, n1 + j);
+            if overlap(x, y) {
+                f(bvh.nodes[x as usize].left, bvh.nodes[y as usize].left);
+            }
+        }
+    }
+}
+
 /// [`self_leaves_by`] with pair-level pruning: `skip(i, i)` is asked whether node `i` may be
 /// skipped against itself, `skip(a, b)` (`a != b`, below the two children of a node that was
 /// not skipped) whether the node pair may be skipped; the caller certifies that no leaf pair
 /// below a skipped node (pair) needs reporting. The pair of a node's two children is not offered
 /// (their union is the node, which was just asked), nor are leaf pairs.
+///
+/// Before `skip`, `leaves(a, b)` (for the same nodes and pairs) may return the leaf-slot ranges
+/// of `a` and `b`: then the leaf pairs below are found by
+/// testing every pair of leaf boxes of the two ranges (the pairs within the range when `a == b`)
+/// instead of descending, which reads the boxes of a small set in order instead of chasing the
+/// tree. With parent boxes containing their children's (refit and build guarantee it), these
+/// are the leaf pairs the descent reports.
 pub fn self_leaves_pruned(
     bvh: &Bvh,
     overlap: impl Fn(u32, u32) -> bool,
+    leaves: impl Fn(u32, u32) -> Option<([u32; 2], [u32; 2])>,
     mut skip: impl FnMut(u32, u32) -> Prune,
     mut f: impl FnMut(u32, u32),
 ) {
@@ -177,7 +206,14 @@ pub fn self_leaves_pruned(
     let mut pairs: Vec<(u32, u32, bool)> = Vec::new();
     while let Some(i) = selfs.pop() {
         let node = &bvh.nodes[i as usize];
-        if node.is_leaf() || skip(i, i) == Prune::Skip {
+        if node.is_leaf() {
+            continue;
+        }
+        if let Some((ra, rb)) = leaves(i, i) {
+            leaf_pairs(bvh, &overlap, &mut f, ra, rb);
+            continue;
+        }
+        if skip(i, i) == Prune::Skip {
             continue;
         }
         selfs.push(node.left);
@@ -196,11 +232,17 @@ pub fn self_leaves_pruned(
             let below = match ask {
                 _ if first => true,
                 false => false,
-                true => match skip(a, b) {
-                    Prune::Skip => continue,
-                    Prune::Descend => true,
-                    Prune::DescendSilently => false,
-                },
+                true => {
+                    if let Some((ra, rb)) = leaves(a, b) {
+                        leaf_pairs(bvh, &overlap, &mut f, ra, rb);
+                        continue;
+                    }
+                    match skip(a, b) {
+                        Prune::Skip => continue,
+                        Prune::Descend => true,
+                        Prune::DescendSilently => false,
+                    }
+                }
             };
             first = false;
             let mut push = |x: u32, y: u32| {
