@@ -162,21 +162,24 @@ fn star_around(pts: &[DVec2], c: DVec2, tol: Tol) -> Result<(), DVec2> {
     let mut crossings = 0u32;
     let mut failed = false;
     let mut shift = DVec2::ZERO;
-    let mut a = last;
+    // Relative to `c` (each difference computed once; `orient(c, a, b)` takes the same two):
+    // the sign of a difference of finite floats is the order of the two.
+    let mut qa = last - c;
     for &b in pts {
-        if orient(c, a, b, tol) != 1 {
+        let qb = b - c;
+        if certified_sign(qa.x, qa.y, qb.x, qb.y, tol, true) != 1 {
             failed = true;
             // Across the line of `a → b` to its left side, plus a little along its normal.
-            let ab = b - a;
+            let ab = qb - qa;
             let len2 = ab.length_squared();
-            let wrong = (-(a - c).perp_dot(b - c)).max(0.0);
+            let wrong = (-qa.perp_dot(qb)).max(0.0);
             let step = (wrong + 0.01 * len2) / len2;
             if step.is_finite() {
                 shift += ab.perp() * step;
             }
         }
-        crossings += ((a.y < c.y) & (c.y <= b.y)) as u32;
-        a = b;
+        crossings += ((qa.y < 0.0) & (0.0 <= qb.y)) as u32;
+        qa = qb;
     }
     if failed || crossings != 1 {
         return Err(if failed { shift } else { DVec2::ZERO });
