@@ -12,7 +12,9 @@
 //!    (no bad edge, see [`Layout`]); the boundary edges of `S` (cached per node, merged for a
 //!    union) form exactly one closed loop through distinct vertices;
 //! 3. the projected loop is simple: consecutive segments meet only at their common vertex and
-//!    non-consecutive segments are disjoint (certified with error bounds).
+//!    non-consecutive segments are disjoint (certified with error bounds: first by a linear
+//!    star test around a centre, which most loops pass, else by a sweep over the segments
+//!    sorted by x).
 //!
 //! Why it is sound: with consistent orientation the interior edges cancel, so for a point `q`
 //! off the projected edges, the number of faces whose projection contains `q` equals the winding
@@ -149,10 +151,9 @@ fn star_simple(pts: &[DVec2], [lo, hi]: [DVec2; 2], e: f64) -> bool {
 /// The star test around the point `c` (any point in the box of `tol`): every edge `a → b`
 /// turns certainly counter-clockwise around `c` (`orient(c, a, b) > 0`, so `c` stays off the
 /// edges of every perturbation of the polygon within `e`, whose winding number around `c` is
-/// therefore the given polygon's), and the
-/// winding number is 1 (counted as the edges crossing the horizontal through `c` upwards: with
-/// every edge counter-clockwise, those cross it right of `c` and none crosses it downwards
-/// there). Then the angle around `c` increases strictly by exactly one turn along the loop, so
+/// therefore the given polygon's), and the winding number is 1 (counted as the edges crossing
+/// the horizontal through `c` upwards: with every edge counter-clockwise, those cross it right
+/// of `c` and none crosses it downwards there). Then the angle around `c` increases strictly by exactly one turn along the loop, so
 /// no two loop points coincide. On failure: a heuristic move of `c` to the inner side of the
 /// failed edges (zero when only the winding number was wrong: no centre can help then).
 fn star_around(pts: &[DVec2], c: DVec2, tol: Tol) -> Result<(), DVec2> {
