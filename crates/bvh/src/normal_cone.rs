@@ -115,7 +115,8 @@ pub fn direction_mask_beyond(n: Vec3, bound: f32) -> u32 {
     let mut m = 0u32;
     for (k, &d) in dots.iter().enumerate() {
         let (pos, neg) = POSITIVE_BITS[k];
-        m |= ((d > bound) as u32) << pos | ((d < -bound) as u32) << neg;
+        // Selects of constants (a compare mask ANDed with the bit when vectorised).
+        m |= if d > bound { 1 << pos } else { 0 } | if d < -bound { 1 << neg } else { 0 };
     }
     m
 }
