@@ -97,6 +97,36 @@ pub trait BoundingVolume: Copy + Send + Sync + std::fmt::Debug + 'static {
 /// [`BoundingVolume::fit_in_frame_soa`]).
 pub type CoordSlices<'a> = [&'a [f64]; 3];
 
+/// Calls `f` on the points of `parts` in groups of `L` (per-coordinate arrays, so the body can
+/// work lane by lane and the compiler can vectorise it). A part's last group is padded by
+/// repeating its last point, which min/max folds do not notice. Returns the number of points.
+#[inline(always)]
+pub(crate) fn for_each_group<const L: usize>(
+    parts: &[CoordSlices<'_>],
+    mut f: impl FnMut(&[f64; L], &[f64; L], &[f64; L]),
+) -> usize {
+    let mut count = 0;
+    for [xs, ys, zs] in parts {
+        let n = xs.len().min(ys.len()).min(zs.len());
+        count += n;
+        let (xs, ys, zs) = (&xs[..n], &ys[..n], &zs[..n]);
+        let groups = xs
+            .chunks_exact(L)
+            .zip(ys.chunks_exact(L))
+            .zip(zs.chunks_exact(L));
+        for ((x, y), z) in groups {
+            let arr = |s: &[f64]| -> [f64; L] { s.try_into().expect("chunk of L") };
+            f(&arr(x), &arr(y), &arr(z));
+        }
+        let full = n / L * L;
+        if full < n {
+            let pad = |s: &[f64]| -> [f64; L] { std::array::from_fn(|j| s[(full + j).min(n - 1)]) };
+            f(&pad(xs), &pad(ys), &pad(zs));
+        }
+    }
+    count
+}
+
 /// The points of coordinate-slice parts, in order (a part's slices are cut to the shortest).
 pub fn soa_points(parts: &[CoordSlices<'_>]) -> Vec<DVec3> {
     parts
@@ -115,12 +145,16 @@ pub fn soa_points(parts: &[CoordSlices<'_>]) -> Vec<DVec3> {
 pub fn triangle_frame(t: &[DVec3; 3]) -> DMat3 {
     let e = [t[1] - t[0], t[2] - t[1], t[0] - t[2]];
     let n = e[0].cross(e[2]);
-    let x = e
-        .iter()
-        .copied()
-        .max_by(|a, b| a.length_squared().total_cmp(&b.length_squared()))
-        .unwrap_or(DVec3::X);
-    let (n2, x2) = (n.length_squared(), x.length_squared());
+    // The longest edge (the last of equally long ones, like `max_by`).
+    let mut x = e[0];
+    let mut x2 = x.length_squared();
+    for v in [e[1], e[2]] {
+        let v2 = v.length_squared();
+        if v2 >= x2 {
+            (x, x2) = (v, v2);
+        }
+    }
+    let n2 = n.length_squared();
     let has_area = n2 > 1e-24 * x2 * x2 && n2.is_finite();
     if !has_area {
         return Moments::from_points(t).frame();
@@ -255,14 +289,14 @@ impl Moments {
         if self.count <= 0.0 {
             return DMat3::ZERO;
         }
-        let n = self.count;
-        let m = self.sum / n;
-        let cxx = self.diag.x / n - m.x * m.x;
-        let cyy = self.diag.y / n - m.y * m.y;
-        let czz = self.diag.z / n - m.z * m.z;
-        let cxy = self.off.x / n - m.x * m.y;
-        let cxz = self.off.y / n - m.x * m.z;
-        let cyz = self.off.z / n - m.y * m.z;
+        let inv = 1.0 / self.count;
+        let m = self.sum * inv;
+        let cxx = self.diag.x * inv - m.x * m.x;
+        let cyy = self.diag.y * inv - m.y * m.y;
+        let czz = self.diag.z * inv - m.z * m.z;
+        let cxy = self.off.x * inv - m.x * m.y;
+        let cxz = self.off.y * inv - m.x * m.z;
+        let cyz = self.off.z * inv - m.y * m.z;
         DMat3::from_cols(
             DVec3::new(cxx, cxy, cxz),
             DVec3::new(cxy, cyy, cyz),
@@ -276,53 +310,191 @@ impl Moments {
     }
 }
 
-/// Eigenvectors of a symmetric matrix (closed-form eigenvalues, eigenvectors from cross products
-/// of the rows of `C − λI`), sorted by decreasing eigenvalue, as a right-handed orthonormal
-/// frame. Repeated eigenvalues get an arbitrary orthonormal completion; a zero or non-finite
-/// matrix gives the identity. Any orthonormal frame keeps the fits conservative — accuracy only
-/// affects tightness.
+/// [`eigen_frame`] of four matrices at once, lane by lane in SIMD (the tree builder's batch
+/// path: a single frame is a long chain of dependent roots, divisions and trigonometry). Same
+/// method; the SIMD `acos`/`cos` differ from libm's in the last bits, so the frames may differ
+/// from [`eigen_frame`]'s by rounding. Lanes the fast path cannot take (a repeated or near-zero
+/// eigenvalue spread, non-finite input) fall back to [`eigen_frame`].
+pub fn eigen_frames4(c: &[DMat3; 4]) -> [DMat3; 4] {
+    use wide::{f64x4, CmpGe, CmpGt};
+    let v = |f: fn(&DMat3) -> f64| f64x4::from(c.each_ref().map(f));
+    let (a00, a11, a22) = (v(|m| m.x_axis.x), v(|m| m.y_axis.y), v(|m| m.z_axis.z));
+    let (a01, a02, a12) = (v(|m| m.y_axis.x), v(|m| m.z_axis.x), v(|m| m.z_axis.y));
+    let s = f64x4::splat;
+    let p1 = a01 * a01 + a02 * a02 + a12 * a12;
+    let q = (a00 + a11 + a22) / s(3.0);
+    let (b00, b11, b22) = (a00 - q, a11 - q, a22 - q);
+    let p2 = b00 * b00 + b11 * b11 + b22 * b22 + s(2.0) * p1;
+    let p = (p2 / s(6.0)).sqrt();
+    let det = b00 * (b11 * b22 - a12 * a12) - a01 * (a01 * b22 - a12 * a02)
+        + a02 * (a01 * a12 - b11 * a02);
+    let r = (det / (s(2.0) * p * p * p))
+        .fast_max(s(-1.0))
+        .fast_min(s(1.0));
+    let l1 = q + s(2.0) * p * (r.acos() / s(3.0)).cos();
+    // Null vector of C − λ1 I: the longest of the cross products of its rows.
+    let (m00, m11, m22) = (a00 - l1, a11 - l1, a22 - l1);
+    let cands = [
+        [
+            a01 * a12 - a02 * m11,
+            a02 * a01 - m00 * a12,
+            m00 * m11 - a01 * a01,
+        ],
+        [
+            a01 * m22 - a02 * a12,
+            a02 * a02 - m00 * m22,
+            m00 * a12 - a01 * a02,
+        ],
+        [
+            m11 * m22 - a12 * a12,
+            a12 * a02 - a01 * m22,
+            a01 * a12 - m11 * a02,
+        ],
+    ];
+    let len2 = |u: &[f64x4; 3]| u[0] * u[0] + u[1] * u[1] + u[2] * u[2];
+    let mut best = cands[0];
+    let mut best2 = len2(&best);
+    for u in &cands[1..] {
+        let u2 = len2(u);
+        let take = u2.cmp_gt(best2);
+        best = std::array::from_fn(|k| take.blend(u[k], best[k]));
+        best2 = take.blend(u2, best2);
+    }
+    let rows = [
+        m00 * m00 + a01 * a01 + a02 * a02,
+        a01 * a01 + m11 * m11 + a12 * a12,
+        a02 * a02 + a12 * a12 + m22 * m22,
+    ];
+    let scale = rows[0].fast_max(rows[1]).fast_max(rows[2]);
+    let inv = s(1.0) / best2.sqrt();
+    let x = best.map(|b| b * inv);
+    // Orthonormal basis of the plane normal to x (Duff et al. 2017, as `any_orthonormal_pair`).
+    let sign = s(1.0).copysign(x[2]);
+    let a = s(-1.0) / (sign + x[2]);
+    let b = x[0] * x[1] * a;
+    let e1 = [s(1.0) + sign * x[0] * x[0] * a, sign * b, -sign * x[0]];
+    let e2 = [b, sign + x[1] * x[1] * a, -x[1]];
+    let mul = |u: &[f64x4; 3]| {
+        [
+            a00 * u[0] + a01 * u[1] + a02 * u[2],
+            a01 * u[0] + a11 * u[1] + a12 * u[2],
+            a02 * u[0] + a12 * u[1] + a22 * u[2],
+        ]
+    };
+    let dot = |u: &[f64x4; 3], w: &[f64x4; 3]| u[0] * w[0] + u[1] * w[1] + u[2] * w[2];
+    let (ce1, ce2) = (mul(&e1), mul(&e2));
+    let (a, b, d) = (dot(&e1, &ce1), dot(&e1, &ce2), dot(&e2, &ce2));
+    let h = (a - d) * s(0.5);
+    let g = (h * h + b * b).sqrt();
+    let pos = h.cmp_ge(s(0.0));
+    let (cs, ct) = (pos.blend(h + g, b), pos.blend(b, g - h));
+    let n2 = cs * cs + ct * ct;
+    let inv = s(1.0) / n2.sqrt();
+    let y: [f64x4; 3] = std::array::from_fn(|k| (e1[k] * cs + e2[k] * ct) * inv);
+    let z = [
+        x[1] * y[2] - x[2] * y[1],
+        x[2] * y[0] - x[0] * y[2],
+        x[0] * y[1] - x[1] * y[0],
+    ];
+    // The scalar path's conditions for its fallbacks, plus anything non-finite.
+    let ok = p2.cmp_gt(s(1e-30) * q.abs().fast_max(s(f64::MIN_POSITIVE)))
+        & best2.cmp_gt(s(1e-20) * scale * scale)
+        & n2.cmp_gt(s(0.0))
+        & x.iter()
+            .chain(&y)
+            .chain(&z)
+            .fold(p2.is_finite() & q.is_finite(), |m, c| m & c.is_finite());
+    let ok = ok.move_mask();
+    let (x, y, z) = (
+        x.map(f64x4::to_array),
+        y.map(f64x4::to_array),
+        z.map(f64x4::to_array),
+    );
+    std::array::from_fn(|j| {
+        if ok & (1 << j) == 0 {
+            return eigen_frame(&c[j]);
+        }
+        DMat3::from_cols(
+            DVec3::new(x[0][j], x[1][j], x[2][j]),
+            DVec3::new(y[0][j], y[1][j], y[2][j]),
+            DVec3::new(z[0][j], z[1][j], z[2][j]),
+        )
+    })
+}
+
+/// Eigenvectors of a symmetric matrix, sorted by decreasing eigenvalue, as a right-handed
+/// orthonormal frame: the largest eigenvalue in closed form, its eigenvector from the largest
+/// cross product of two rows of `C − λI`, then the exact 2×2 eigenproblem in the plane normal
+/// to it (one square root, and no second eigenvalue solve or re-orthogonalisation). Repeated
+/// eigenvalues get an arbitrary orthonormal completion; a zero or non-finite matrix gives the
+/// identity. Any orthonormal frame keeps the fits conservative — accuracy only affects
+/// tightness.
 pub fn eigen_frame(c: &DMat3) -> DMat3 {
     let (a00, a11, a22) = (c.x_axis.x, c.y_axis.y, c.z_axis.z);
     let (a01, a02, a12) = (c.y_axis.x, c.z_axis.x, c.z_axis.y);
     let p1 = a01 * a01 + a02 * a02 + a12 * a12;
     let q = (a00 + a11 + a22) / 3.0;
-    let p2 = (a00 - q).powi(2) + (a11 - q).powi(2) + (a22 - q).powi(2) + 2.0 * p1;
+    let (b00, b11, b22) = (a00 - q, a11 - q, a22 - q);
+    let p2 = b00 * b00 + b11 * b11 + b22 * b22 + 2.0 * p1;
     if !(p2.is_finite() && q.is_finite()) || p2 <= 1e-30 * q.abs().max(f64::MIN_POSITIVE) {
         return DMat3::IDENTITY;
     }
     let p = (p2 / 6.0).sqrt();
-    let b = (*c - DMat3::from_diagonal(DVec3::splat(q))) * (1.0 / p);
-    let r = (b.determinant() * 0.5).clamp(-1.0, 1.0);
-    let phi = r.acos() / 3.0;
-    // cos(φ + 2π/3) = −cos φ / 2 − sin φ · √3/2: one sin_cos instead of two cosines.
-    let (sin, cos) = phi.sin_cos();
-    let l1 = q + 2.0 * p * cos;
-    let l3 = q - p * (cos + sin * 3f64.sqrt());
-    let x = null_vector(c, l1).unwrap_or(DVec3::X);
-    let z0 = null_vector(c, l3).unwrap_or_else(|| x.any_orthonormal_vector());
-    let z = (z0 - x * x.dot(z0)).normalize_or(x.any_orthonormal_vector());
-    let y = z.cross(x);
+    // det(C − qI) / (2p³) = cos 3φ; the largest eigenvalue is q + 2p cos φ.
+    let det = b00 * (b11 * b22 - a12 * a12) - a01 * (a01 * b22 - a12 * a02)
+        + a02 * (a01 * a12 - b11 * a02);
+    let r = (det / (2.0 * p * p * p)).clamp(-1.0, 1.0);
+    let l1 = q + 2.0 * p * (r.acos() / 3.0).cos();
+    // Rows of C − λ1 I; the largest cross product of two of them spans the null space unless
+    // λ1 is repeated (rank < 2), where any unit vector of its eigenplane will do.
+    let r0 = DVec3::new(a00 - l1, a01, a02);
+    let r1 = DVec3::new(a01, a11 - l1, a12);
+    let r2 = DVec3::new(a02, a12, a22 - l1);
+    let mut best = r0.cross(r1);
+    let mut best2 = best.length_squared();
+    for u in [r0.cross(r2), r1.cross(r2)] {
+        let u2 = u.length_squared();
+        if u2 > best2 {
+            (best, best2) = (u, u2);
+        }
+    }
+    let mut row = r0;
+    for r in [r1, r2] {
+        if r.length_squared() > row.length_squared() {
+            row = r;
+        }
+    }
+    let scale = row.length_squared();
+    let x = if best2 > 1e-20 * scale * scale && scale > 0.0 {
+        best / best2.sqrt()
+    } else if scale > 0.0 {
+        // Rank 1: the rows span the smallest eigenvalue's eigenvector; x is normal to it.
+        (row / scale.sqrt()).any_orthonormal_vector()
+    } else {
+        DVec3::X
+    };
+    // The plane normal to x: the eigenvector of the larger eigenvalue μ of the 2×2 matrix
+    // [[a, b], [b, d]] of C in the basis (e1, e2), taking the form without cancellation.
+    let e1 = x.any_orthonormal_vector();
+    let e2 = x.cross(e1);
+    let (ce1, ce2) = (*c * e1, *c * e2);
+    let (a, b, d) = (e1.dot(ce1), e1.dot(ce2), e2.dot(ce2));
+    let h = (a - d) * 0.5;
+    let g = (h * h + b * b).sqrt();
+    let (s, t) = if h >= 0.0 {
+        (h + g, b) // (μ − d, b)
+    } else {
+        (b, g - h) // (b, μ − a)
+    };
+    let n2 = s * s + t * t;
+    let y = if n2 > 0.0 {
+        (e1 * s + e2 * t) / n2.sqrt()
+    } else {
+        e1
+    };
+    let z = x.cross(y);
     if !(x.is_finite() && y.is_finite() && z.is_finite()) {
         return DMat3::IDENTITY;
     }
-    DMat3::from_cols(x, y, x.cross(y))
-}
-
-/// A unit vector in the null space of `c − λI` (the largest cross product of two of its rows),
-/// or None when the rank is below 2 (a repeated eigenvalue).
-fn null_vector(c: &DMat3, l: f64) -> Option<DVec3> {
-    let m = *c - DMat3::from_diagonal(DVec3::splat(l));
-    let (r0, r1, r2) = (m.row(0), m.row(1), m.row(2));
-    let cands = [r0.cross(r1), r0.cross(r2), r1.cross(r2)];
-    let best = cands
-        .into_iter()
-        .max_by(|u, v| u.length_squared().total_cmp(&v.length_squared()))?;
-    let scale = r0
-        .length_squared()
-        .max(r1.length_squared())
-        .max(r2.length_squared());
-    if best.length_squared() <= 1e-20 * scale * scale || scale == 0.0 {
-        return None;
-    }
-    Some(best.normalize())
+    DMat3::from_cols(x, y, z)
 }

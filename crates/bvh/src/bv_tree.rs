@@ -12,7 +12,7 @@ use glam::DVec3;
 use gprox_geometry::TriMesh;
 use rayon::prelude::*;
 
-use crate::bounding_volume::{BoundingVolume, Moments};
+use crate::bounding_volume::{eigen_frames4, BoundingVolume, Moments};
 use crate::morton::spread21;
 use crate::rss::Rss;
 use crate::{lbvh, Bvh, LEAF};
@@ -204,10 +204,32 @@ impl<B: BoundingVolume> BvTree<B> {
         let (cy, cz) = rest.split_at(kept);
         let leaf_triangle = |slot: usize| tris[slot].map(|p| p.as_dvec3());
         let ranges = leaf_ranges(topology);
-        let frame_of = |i: usize| {
-            let (f, l) = ranges[i];
-            prefix[l as usize + 1].sub(&prefix[f as usize]).frame()
+        // Principal frames of the internal nodes, four at a time in SIMD (each alone is a long
+        // chain of dependent roots, divisions and trigonometry).
+        let frame_batch = |b: usize| -> [glam::DMat3; 4] {
+            let cov = std::array::from_fn(|j| {
+                let i = 4 * b + j;
+                if i >= first_leaf {
+                    return glam::DMat3::ZERO;
+                }
+                let (f, l) = ranges[i];
+                prefix[l as usize + 1].sub(&prefix[f as usize]).covariance()
+            });
+            eigen_frames4(&cov)
         };
+        let batches = first_leaf.div_ceil(4);
+        let mut frames: Vec<[glam::DMat3; 4]> = crate::alloc::with_capacity(batches);
+        if first_leaf < PAR_MIN {
+            frames.extend((0..batches).map(frame_batch));
+        } else {
+            frames.par_extend(
+                (0..batches)
+                    .into_par_iter()
+                    .with_min_len(64)
+                    .map(frame_batch),
+            );
+        }
+        let frame_of = |i: usize| &frames[i / 4][i % 4];
         let placeholder = B::fit_in_frame(&[], &glam::DMat3::IDENTITY);
         let fit_node = |i: usize| -> BvTreeNode<B> {
             let (f, l) = ranges[i];
@@ -232,7 +254,7 @@ impl<B: BoundingVolume> BvTree<B> {
                     [&hx[..h], &hy[..h], &hz[..h]],
                     [&cx[kept.clone()], &cy[kept.clone()], &cz[kept]],
                 ];
-                B::fit_in_frame_soa(&parts, &frame_of(i))
+                B::fit_in_frame_soa(&parts, frame_of(i))
             };
             BvTreeNode {
                 bv,
@@ -262,7 +284,7 @@ impl<B: BoundingVolume> BvTree<B> {
                     stack.push(out[j].right as usize);
                 }
             }
-            (i, B::merge_all_in_frame(&parts, &frame_of(i)))
+            (i, B::merge_all_in_frame(&parts, frame_of(i)))
         };
         let fitted: Vec<(usize, B)> = if large.len() < 64 {
             large.iter().map(fit_large).collect()

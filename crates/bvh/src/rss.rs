@@ -9,7 +9,7 @@ use glam::{DMat3, DVec2, DVec3};
 use gprox_geometry::tri_distance::segment_segment_closest;
 
 use crate::bounding_volume::{
-    map_frame, stretch, triangle_frame, BoundingVolume, CoordSlices, Moments,
+    for_each_group, map_frame, stretch, triangle_frame, BoundingVolume, CoordSlices, Moments,
 };
 
 /// A rectangle swept sphere, 120 bytes: the rectangle
@@ -31,8 +31,11 @@ pub struct Rss {
 /// Relative slack added to fitted sizes to absorb rounding.
 const SLACK: f64 = 8.0 * f64::EPSILON;
 
-/// Independent accumulators of the vectorisable fitting loops (one SSE2 register each).
-const LANES: usize = 2;
+/// Points per step of the vectorised fitting loops (two SSE2 registers, one AVX register).
+const LANES: usize = 4;
+
+/// One coordinate of LANES points.
+type Lanes = wide::f64x4;
 
 /// `min` as one compare-and-select (`minpd`); the fitted points are finite.
 #[inline(always)]
@@ -77,6 +80,38 @@ impl Rss {
             half_lengths: DVec2::new((uhi - ulo) * 0.5, (vhi - vlo) * 0.5),
             radius: r * (1.0 + SLACK) + SLACK * 4.0 * scale,
         }
+    }
+
+    /// The fitted volume around points given in `frame` coordinates (at least one; the
+    /// iterator is walked twice).
+    #[inline(always)]
+    fn fit_local(frame: &DMat3, local: impl Iterator<Item = DVec3> + Clone) -> Self {
+        let (wlo, whi) = local
+            .clone()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), q| {
+                (l.min(q.z), h.max(q.z))
+            });
+        let r = (whi - wlo) * 0.5;
+        let wc = (whi + wlo) * 0.5;
+        let r2 = r * r;
+        // Shrink the rectangle where the rounded rim still covers the points: a point at
+        // height dw off the mid-plane may stick out by `rim/√2` along both rectangle axes at
+        // once (du² + dv² + dw² ≤ rim² + dw² = r²), so no corner pass is needed.
+        let (mut ulo, mut uhi, mut vlo, mut vhi) = (
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        );
+        for q in local {
+            let dw = q.z - wc;
+            let rim = ((r2 - dw * dw).max(0.0) * 0.5).sqrt();
+            ulo = ulo.min(q.x + rim);
+            uhi = uhi.max(q.x - rim);
+            vlo = vlo.min(q.y + rim);
+            vhi = vhi.max(q.y - rim);
+        }
+        Self::from_local_extents(frame, [ulo, uhi, vlo, vhi], wc, r)
     }
 
     /// The 4 rectangle corners (bit 0: `+a0`, bit 1: `+a1`).
@@ -174,7 +209,10 @@ pub fn rect_distance(ca: DVec3, fa: &DMat3, ha: DVec2, cb: DVec3, fb: &DMat3, hb
 
 impl BoundingVolume for Rss {
     fn fit_triangle(t: &[DVec3; 3]) -> Self {
-        Self::fit_in_frame(t, &triangle_frame(t))
+        let frame = triangle_frame(t);
+        let ft = frame.transpose();
+        // Three points: project once, then both passes run over registers.
+        Self::fit_local(&frame, t.map(|p| ft * p).into_iter())
     }
 
     fn fit_in_frame(points: &[DVec3], frame: &DMat3) -> Self {
@@ -188,125 +226,51 @@ impl BoundingVolume for Rss {
         }
         let ft = frame.transpose();
         // Projections are recomputed in each pass (no allocation per node).
-        let local = || points.iter().map(move |&p| ft * p);
-        let (wlo, whi) = local().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), q| {
-            (l.min(q.z), h.max(q.z))
-        });
-        let r = (whi - wlo) * 0.5;
-        let wc = (whi + wlo) * 0.5;
-        let r2 = r * r;
-        // Shrink the rectangle where the rounded rim still covers the points: a point at
-        // height dw off the mid-plane may stick out by `rim/√2` along both rectangle axes at
-        // once (du² + dv² + dw² ≤ rim² + dw² = r²), so no corner pass is needed.
-        let (mut ulo, mut uhi, mut vlo, mut vhi) = (
-            f64::INFINITY,
-            f64::NEG_INFINITY,
-            f64::INFINITY,
-            f64::NEG_INFINITY,
-        );
-        for q in local() {
-            let dw = q.z - wc;
-            let rim = ((r2 - dw * dw).max(0.0) * 0.5).sqrt();
-            ulo = ulo.min(q.x + rim);
-            uhi = uhi.max(q.x - rim);
-            vlo = vlo.min(q.y + rim);
-            vhi = vhi.max(q.y - rim);
-        }
-        Self::from_local_extents(frame, [ulo, uhi, vlo, vhi], wc, r)
+        Self::fit_local(frame, points.iter().map(move |&p| ft * p))
     }
 
     fn fit_in_frame_soa(parts: &[CoordSlices<'_>], frame: &DMat3) -> Self {
-        // Local coordinates exactly as `ft * p` computes them (column sums in the same order).
+        // Local coordinates exactly as `ft * p` computes them (column sums in the same order),
+        // LANES points at a time.
         let ft = frame.transpose();
         let (c0, c1, c2) = (ft.x_axis, ft.y_axis, ft.z_axis);
-        let w_of = |x: f64, y: f64, z: f64| c0.z * x + c1.z * y + c2.z * z;
-        let uv_of = |x: f64, y: f64, z: f64| {
-            (
-                c0.x * x + c1.x * y + c2.x * z,
-                c0.y * x + c1.y * y + c2.y * z,
-            )
-        };
-        // Pass 1: the extent along the normal, in LANES independent accumulators.
-        let mut lo = [f64::INFINITY; LANES];
-        let mut hi = [f64::NEG_INFINITY; LANES];
-        let mut count = 0;
-        for [xs, ys, zs] in parts {
-            let n = xs.len().min(ys.len()).min(zs.len());
-            count += n;
-            for ((x, y), z) in xs[..n]
-                .chunks(LANES)
-                .zip(ys[..n].chunks(LANES))
-                .zip(zs[..n].chunks(LANES))
-            {
-                if x.len() == LANES {
-                    for j in 0..LANES {
-                        let w = w_of(x[j], y[j], z[j]);
-                        lo[j] = min_f(lo[j], w);
-                        hi[j] = max_f(hi[j], w);
-                    }
-                } else {
-                    for j in 0..x.len() {
-                        let w = w_of(x[j], y[j], z[j]);
-                        lo[j] = min_f(lo[j], w);
-                        hi[j] = max_f(hi[j], w);
-                    }
-                }
-            }
-        }
+        let s = Lanes::splat;
+        let w_of = |x: Lanes, y: Lanes, z: Lanes| s(c0.z) * x + s(c1.z) * y + s(c2.z) * z;
+        // Pass 1: the extent along the normal.
+        let (mut lo, mut hi) = (s(f64::INFINITY), s(f64::NEG_INFINITY));
+        let count = for_each_group::<LANES>(parts, |x, y, z| {
+            let w = w_of(Lanes::from(*x), Lanes::from(*y), Lanes::from(*z));
+            lo = lo.fast_min(w);
+            hi = hi.fast_max(w);
+        });
         if count == 0 {
             return Self::fit_in_frame(&[], frame);
         }
-        let (mut wlo, mut whi) = (f64::INFINITY, f64::NEG_INFINITY);
-        for j in 0..LANES {
-            wlo = min_f(wlo, lo[j]);
-            whi = max_f(whi, hi[j]);
-        }
+        let wlo = lo.to_array().into_iter().fold(f64::INFINITY, min_f);
+        let whi = hi.to_array().into_iter().fold(f64::NEG_INFINITY, max_f);
         let r = (whi - wlo) * 0.5;
         let wc = (whi + wlo) * 0.5;
-        let r2 = r * r;
-        // Pass 2: the rectangle, shrunk by the rim (see `fit_in_frame`).
-        let mut acc = [[
-            f64::INFINITY,
-            f64::NEG_INFINITY,
-            f64::INFINITY,
-            f64::NEG_INFINITY,
-        ]; LANES];
-        let step = |a: &mut [f64; 4], x: f64, y: f64, z: f64| {
-            let (u, v) = uv_of(x, y, z);
-            let dw = w_of(x, y, z) - wc;
-            let rim = ((r2 - dw * dw).max(0.0) * 0.5).sqrt();
-            a[0] = min_f(a[0], u + rim);
-            a[1] = max_f(a[1], u - rim);
-            a[2] = min_f(a[2], v + rim);
-            a[3] = max_f(a[3], v - rim);
-        };
-        for [xs, ys, zs] in parts {
-            let n = xs.len().min(ys.len()).min(zs.len());
-            for ((x, y), z) in xs[..n]
-                .chunks(LANES)
-                .zip(ys[..n].chunks(LANES))
-                .zip(zs[..n].chunks(LANES))
-            {
-                if x.len() == LANES {
-                    for j in 0..LANES {
-                        step(&mut acc[j], x[j], y[j], z[j]);
-                    }
-                } else {
-                    for j in 0..x.len() {
-                        step(&mut acc[j], x[j], y[j], z[j]);
-                    }
-                }
-            }
-        }
-        let mut uv = acc[0];
-        for a in &acc[1..] {
-            uv = [
-                min_f(uv[0], a[0]),
-                max_f(uv[1], a[1]),
-                min_f(uv[2], a[2]),
-                max_f(uv[3], a[3]),
-            ];
-        }
+        // Pass 2: the rectangle, shrunk by the rim (see `fit_local`).
+        let (r2, wc_l, zero, half) = (s(r * r), s(wc), s(0.0), s(0.5));
+        let (mut ulo, mut uhi) = (s(f64::INFINITY), s(f64::NEG_INFINITY));
+        let (mut vlo, mut vhi) = (ulo, uhi);
+        for_each_group::<LANES>(parts, |x, y, z| {
+            let (x, y, z) = (Lanes::from(*x), Lanes::from(*y), Lanes::from(*z));
+            let u = s(c0.x) * x + s(c1.x) * y + s(c2.x) * z;
+            let v = s(c0.y) * x + s(c1.y) * y + s(c2.y) * z;
+            let dw = w_of(x, y, z) - wc_l;
+            let rim = ((r2 - dw * dw).fast_max(zero) * half).sqrt();
+            ulo = ulo.fast_min(u + rim);
+            uhi = uhi.fast_max(u - rim);
+            vlo = vlo.fast_min(v + rim);
+            vhi = vhi.fast_max(v - rim);
+        });
+        let uv = [
+            ulo.to_array().into_iter().fold(f64::INFINITY, min_f),
+            uhi.to_array().into_iter().fold(f64::NEG_INFINITY, max_f),
+            vlo.to_array().into_iter().fold(f64::INFINITY, min_f),
+            vhi.to_array().into_iter().fold(f64::NEG_INFINITY, max_f),
+        ];
         Self::from_local_extents(frame, uv, wc, r)
     }
 

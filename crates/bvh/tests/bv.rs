@@ -3,7 +3,9 @@
 //! of the rectangles' triangle halves.
 
 use glam::{DMat3, DQuat, DVec2, DVec3, Mat3, Quat, Vec3};
-use gprox_bvh::bounding_volume::{BoundingVolume, CoordSlices, Moments};
+use gprox_bvh::bounding_volume::{
+    eigen_frame, eigen_frames4, BoundingVolume, CoordSlices, Moments,
+};
 use gprox_bvh::obb::Obb;
 use gprox_bvh::rss::{rect_distance, Rss};
 use gprox_bvh::sphere::Sphere;
@@ -140,8 +142,56 @@ fn soa_fit_matches<B: BoundingVolume + PartialEq>(
     Ok(())
 }
 
+/// `f` (an eigen frame of `c`) is a right-handed orthonormal frame that diagonalises the
+/// matrix, largest eigenvalue first.
+fn diagonalises(c: &DMat3, f: &DMat3) -> Result<(), TestCaseError> {
+    // Near-repeated eigenvalues lose half the digits (acos near ±1): tightness only.
+    let tol = 1e-6
+        * (1.0
+            + c.to_cols_array()
+                .iter()
+                .map(|x| x.abs())
+                .fold(0.0, f64::max));
+    let ortho = f.transpose() * f - DMat3::IDENTITY;
+    prop_assert!(
+        ortho.to_cols_array().iter().all(|x| x.abs() < 1e-12),
+        "{f:?}"
+    );
+    prop_assert!((f.determinant() - 1.0).abs() < 1e-12);
+    let d = f.transpose() * *c * *f;
+    for (i, j) in [(0, 1), (0, 2), (1, 2)] {
+        prop_assert!(d.col(j)[i].abs() < tol, "off-diagonal {:?} of {c:?}", d);
+        prop_assert!(d.col(i)[i] >= d.col(j)[j] - tol, "unsorted {d:?}");
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn eigen_frames_diagonalise(q in prop::array::uniform4(-1.0f64..1.0), l in prop::array::uniform3(-2.0f64..2.0), repeat in 0u8..4, scale in -3i32..3) {
+        let r = DMat3::from_quat(DQuat::from_xyzw(q[0], q[1], q[2], q[3] + 1.5).normalize());
+        // Sometimes repeated eigenvalues (planar / linear / isotropic point sets).
+        let l = match repeat {
+            0 => [l[0], l[0], l[2]],
+            1 => [l[0], l[1], l[1]],
+            2 => [l[0], l[0], l[0]],
+            _ => l,
+        };
+        let c = r * DMat3::from_diagonal(DVec3::from_array(l) * 10f64.powi(scale)) * r.transpose();
+        // Symmetrise exactly (the product is symmetric only up to rounding).
+        let c = (c + c.transpose()) * 0.5;
+        let c2 = Moments::from_points(&[r.x_axis, r.y_axis * 0.5, -r.x_axis]).covariance();
+        let (f, f2) = (eigen_frame(&c), eigen_frame(&c2));
+        diagonalises(&c, &f)?;
+        diagonalises(&c2, &f2)?;
+        // The batch path, including its fallback lanes (the zero matrix, repeated eigenvalues).
+        let batch = [c, c2, DMat3::ZERO, c * 3.0];
+        for (m, g) in batch.iter().zip(eigen_frames4(&batch)) {
+            diagonalises(m, &g)?;
+        }
+    }
 
     #[test]
     fn soa_fits_match_point_fits(a in tris(), cut in 0usize..40) {
