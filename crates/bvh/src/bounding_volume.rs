@@ -159,8 +159,9 @@ pub fn triangle_frame(t: &[DVec3; 3]) -> DMat3 {
     if !has_area {
         return Moments::from_points(t).frame();
     }
-    let x = x / x2.sqrt();
-    let z = n / n2.sqrt();
+    // One division each (the frame only needs to be orthonormal to rounding).
+    let x = x * (1.0 / x2.sqrt());
+    let z = n * (1.0 / n2.sqrt());
     DMat3::from_cols(x, z.cross(x), z)
 }
 

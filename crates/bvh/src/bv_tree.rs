@@ -372,22 +372,25 @@ pub fn leaf_ranges(topology: &Bvh) -> Vec<(u32, u32)> {
     let m = nodes.len();
     let n = m.div_ceil(2);
     let first_leaf = (n - 1) as u32;
-    let mut ranges = vec![(0u32, 0u32); m];
-    let mut stack = vec![(0u32, 0u32, (n - 1) as u32)];
+    // Leaf slot k is node `first_leaf + k`; only the internal nodes need the descent.
+    let mut ranges = vec![(0u32, 0u32); first_leaf as usize];
+    ranges.extend((0..n as u32).map(|k| (k, k)));
+    if m <= 1 {
+        return ranges;
+    }
+    let mut stack = vec![(0u32, 0u32, first_leaf)];
     while let Some((i, f, l)) = stack.pop() {
         ranges[i as usize] = (f, l);
         let node = &nodes[i as usize];
-        if node.is_leaf() {
-            continue;
-        }
-        let left = node.left;
-        let gamma = if left >= first_leaf {
-            left - first_leaf
+        let gamma = if node.left >= first_leaf {
+            node.left - first_leaf
         } else {
-            left
+            stack.push((node.left, f, node.left));
+            node.left
         };
-        stack.push((left, f, gamma));
-        stack.push((node.right, gamma + 1, l));
+        if node.right < first_leaf {
+            stack.push((node.right, gamma + 1, l));
+        }
     }
     ranges
 }
