@@ -153,55 +153,40 @@ impl<B: BoundingVolume> BvTree<B> {
         let first_leaf = n - 1;
         // Prefix moments of the triangles' corners in leaf order, and the corners whose vertex
         // does not occur among the `WINDOW` triangles before, one array per coordinate
-        // (`start[k]` = index of slot k's first kept corner). A node over slots `[f, l]` fits all corners of its
-        // first `WINDOW` triangles and the kept corners after them: every skipped corner repeats
-        // a vertex of an earlier slot of the same node, so the point set is unchanged (a vertex
-        // is shared by ~6 triangles, so this drops most repeats).
+        // (`start[k]` = index of slot k's first kept corner). A node over slots `[f, l]` fits all
+        // corners of its first `WINDOW` triangles and the kept corners after them: every skipped
+        // corner repeats a vertex of an earlier slot of the same node, so the point set is
+        // unchanged (a vertex is shared by ~6 triangles, so this drops most repeats).
         let faces = mesh.faces();
         let mut tris: Vec<[glam::Vec3; 3]> = Vec::with_capacity(n);
-        let mut keep: Vec<u8> = Vec::with_capacity(n); // bit c: corner c is kept
         let mut start: Vec<u32> = Vec::with_capacity(n + 1);
-        let mut recent = [u32::MAX; 3 * WINDOW];
+        let (mut cx, mut cy, mut cz) = (Vec::with_capacity(n), Vec::new(), Vec::new());
+        cy.reserve(n);
+        cz.reserve(n);
+        // Slot of every vertex's latest corner so far.
+        let mut seen = vec![u32::MAX; mesh.positions().len()];
         let mut prefix = crate::alloc::with_capacity(n + 1);
         let mut last = Moments::default();
         prefix.push(last);
-        let mut kept = 0u32;
         for (k, leaf) in nodes[first_leaf..].iter().enumerate() {
             let face = faces[leaf.left as usize];
             let t32 = mesh.triangle(leaf.left as usize);
             tris.push(t32);
-            start.push(kept);
-            let mut bits = 0u8;
-            for (c, v) in face.iter().enumerate() {
-                if !recent.contains(v) {
-                    bits |= 1 << c;
-                    kept += 1;
+            start.push(cx.len() as u32);
+            for (&v, p) in face.iter().zip(t32) {
+                let prev = std::mem::replace(&mut seen[v as usize], k as u32);
+                // Kept unless among the WINDOW slots before (a first occurrence wraps to huge).
+                if k.wrapping_sub(prev as usize) > WINDOW {
+                    cx.push(f64::from(p.x));
+                    cy.push(f64::from(p.y));
+                    cz.push(f64::from(p.z));
                 }
             }
-            keep.push(bits);
-            let slot = 3 * (k % WINDOW);
-            recent[slot..slot + 3].copy_from_slice(&face);
             last = Moments::from_points(&t32.map(|p| p.as_dvec3())).add(&last);
             prefix.push(last);
         }
-        start.push(kept);
-        // The kept corners, one block per coordinate.
-        let kept = kept as usize;
-        let mut compact = vec![0.0f64; 3 * kept];
-        let mut at = 0;
-        for (t, &bits) in tris.iter().zip(&keep) {
-            for (c, p) in t.iter().enumerate() {
-                if bits & (1 << c) != 0 {
-                    compact[at] = f64::from(p.x);
-                    compact[kept + at] = f64::from(p.y);
-                    compact[2 * kept + at] = f64::from(p.z);
-                    at += 1;
-                }
-            }
-        }
-        drop(keep);
-        let (cx, rest) = compact.split_at(kept);
-        let (cy, cz) = rest.split_at(kept);
+        start.push(cx.len() as u32);
+        drop(seen);
         let leaf_triangle = |slot: usize| tris[slot].map(|p| p.as_dvec3());
         let ranges = leaf_ranges(topology);
         // Principal frames of the internal nodes, four at a time in SIMD (each alone is a long
