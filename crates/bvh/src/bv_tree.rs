@@ -14,7 +14,6 @@ use rayon::prelude::*;
 
 use crate::bounding_volume::{eigen_frames4, BoundingVolume, Moments};
 use crate::morton::spread21;
-use crate::rss::Rss;
 use crate::{lbvh, Bvh, LEAF};
 
 /// One node: a bounding volume and the LBVH links (`right == LEAF`: leaf, `left` = face).
@@ -73,7 +72,8 @@ const PAR_MIN: usize = 1 << 12;
 /// [`crate::morton::morton63`].
 pub fn oriented_morton_codes(mesh: &TriMesh) -> Vec<u64> {
     let pts: Vec<DVec3> = mesh.positions().iter().map(|p| p.as_dvec3()).collect();
-    let frame = Rss::fit_points(&pts).axes;
+    // The frame of `Rss::fit_points(&pts)`, without fitting the volume itself.
+    let frame = Moments::from_points(&pts).frame();
     let ft = frame.transpose();
     let cent: Vec<DVec3> = mesh
         .faces()

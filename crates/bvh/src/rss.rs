@@ -211,8 +211,13 @@ impl BoundingVolume for Rss {
     fn fit_triangle(t: &[DVec3; 3]) -> Self {
         let frame = triangle_frame(t);
         let ft = frame.transpose();
-        // Three points: project once, then both passes run over registers.
-        Self::fit_local(&frame, t.map(|p| ft * p).into_iter())
+        let [a, b, c] = t.map(|p| ft * p);
+        // The corners lie in the mid-plane up to rounding, so the rim would shrink the rectangle
+        // by a rounding-level amount at most: its bounding rectangle (larger, hence still
+        // conservative) spares the square roots.
+        let (lo, hi) = (a.min(b).min(c), a.max(b).max(c));
+        let wc = (hi.z + lo.z) * 0.5;
+        Self::from_local_extents(&frame, [lo.x, hi.x, lo.y, hi.y], wc, (hi.z - lo.z) * 0.5)
     }
 
     fn fit_in_frame(points: &[DVec3], frame: &DMat3) -> Self {
