@@ -61,8 +61,23 @@ pub struct BvTree<B> {
 /// queries were 8–12 % slower for a 3–7 % faster build).
 pub const FIT_LEAVES: usize = 1 << 17;
 
-/// Triangles before a corner searched for the same vertex (see [`BvTree::fit`]).
-const WINDOW: usize = 4;
+/// Windows of the corner levels (see [`CornerLevel`]), increasing: a node fits all corners of
+/// its first `WINDOWS[0]` triangles, then level `j`'s corners from its slot `f + WINDOWS[j]` on.
+const WINDOWS: [usize; 2] = [4, 64];
+
+/// The corners of the leaf slots whose vertex does not occur in the `window` slots before, one
+/// array per coordinate (`start[k]` = index of slot k's first kept corner). A node over slots
+/// `[f, l]` may take its corners of slots `f + window` on from here: every dropped one repeats
+/// a vertex of an earlier slot of the same node, so its point set is unchanged. A vertex is
+/// shared by ~6 triangles, which Morton order mostly puts close together; the longer window
+/// catches most of the rest for the large nodes.
+struct CornerLevel {
+    window: usize,
+    x: Vec<f64>,
+    y: Vec<f64>,
+    z: Vec<f64>,
+    start: Vec<u32>,
+}
 
 /// Below this many nodes the passes run on one thread.
 const PAR_MIN: usize = 1 << 12;
@@ -151,18 +166,16 @@ impl<B: BoundingVolume> BvTree<B> {
         }
         let n = m.div_ceil(2);
         let first_leaf = n - 1;
-        // Prefix moments of the triangles' corners in leaf order, and the corners whose vertex
-        // does not occur among the `WINDOW` triangles before, one array per coordinate
-        // (`start[k]` = index of slot k's first kept corner). A node over slots `[f, l]` fits all
-        // corners of its first `WINDOW` triangles and the kept corners after them: every skipped
-        // corner repeats a vertex of an earlier slot of the same node, so the point set is
-        // unchanged (a vertex is shared by ~6 triangles, so this drops most repeats).
+        // Prefix moments of the triangles' corners in leaf order, and the corner levels.
         let faces = mesh.faces();
         let mut tris: Vec<[glam::Vec3; 3]> = Vec::with_capacity(n);
-        let mut start: Vec<u32> = Vec::with_capacity(n + 1);
-        let (mut cx, mut cy, mut cz) = (Vec::with_capacity(n), Vec::new(), Vec::new());
-        cy.reserve(n);
-        cz.reserve(n);
+        let mut levels = WINDOWS.map(|window| CornerLevel {
+            window,
+            x: Vec::with_capacity(n),
+            y: Vec::with_capacity(n),
+            z: Vec::with_capacity(n),
+            start: Vec::with_capacity(n + 1),
+        });
         // Slot of every vertex's latest corner so far.
         let mut seen = vec![u32::MAX; mesh.positions().len()];
         let mut prefix = crate::alloc::with_capacity(n + 1);
@@ -172,21 +185,25 @@ impl<B: BoundingVolume> BvTree<B> {
             let face = faces[leaf.left as usize];
             let t32 = mesh.triangle(leaf.left as usize);
             tris.push(t32);
-            start.push(cx.len() as u32);
+            for level in &mut levels {
+                level.start.push(level.x.len() as u32);
+            }
             for (&v, p) in face.iter().zip(t32) {
                 let prev = std::mem::replace(&mut seen[v as usize], k as u32);
-                // Kept unless among the WINDOW slots before (a first occurrence wraps to huge).
-                if k.wrapping_sub(prev as usize) > WINDOW {
-                    cx.push(f64::from(p.x));
-                    cy.push(f64::from(p.y));
-                    cz.push(f64::from(p.z));
+                let gap = k.wrapping_sub(prev as usize); // huge for a first occurrence
+                for level in levels.iter_mut().take_while(|level| gap > level.window) {
+                    level.x.push(f64::from(p.x));
+                    level.y.push(f64::from(p.y));
+                    level.z.push(f64::from(p.z));
                 }
             }
             last = Moments::from_points(&t32.map(|p| p.as_dvec3())).add(&last);
             prefix.push(last);
         }
-        start.push(cx.len() as u32);
         drop(seen);
+        for level in &mut levels {
+            level.start.push(level.x.len() as u32);
+        }
         let leaf_triangle = |slot: usize| tris[slot].map(|p| p.as_dvec3());
         let ranges = leaf_ranges(topology);
         // Principal frames of the internal nodes, four at a time in SIMD (each alone is a long
@@ -223,22 +240,24 @@ impl<B: BoundingVolume> BvTree<B> {
             } else if (l - f) as usize >= fit_leaves {
                 placeholder // merged below
             } else {
-                let (f, l) = (f as usize, l as usize);
-                let head = f + WINDOW.min(l + 1 - f); // first slot past the full corners
-                let mut hx = [0.0; 3 * WINDOW];
-                let mut hy = [0.0; 3 * WINDOW];
-                let mut hz = [0.0; 3 * WINDOW];
-                for (j, slot) in (f..head).enumerate() {
+                let (f, end) = (f as usize, l as usize + 1);
+                // Slot where each level takes over (the last runs to the end).
+                let from = |j: usize| WINDOWS.get(j).map_or(end, |w| (f + w).min(end));
+                let mut hx = [0.0; 3 * WINDOWS[0]];
+                let mut hy = [0.0; 3 * WINDOWS[0]];
+                let mut hz = [0.0; 3 * WINDOWS[0]];
+                for (j, slot) in (f..from(0)).enumerate() {
                     for (c, p) in leaf_triangle(slot).into_iter().enumerate() {
                         (hx[3 * j + c], hy[3 * j + c], hz[3 * j + c]) = (p.x, p.y, p.z);
                     }
                 }
-                let h = 3 * (head - f);
-                let kept = start[head] as usize..start[l + 1] as usize;
-                let parts = [
-                    [&hx[..h], &hy[..h], &hz[..h]],
-                    [&cx[kept.clone()], &cy[kept.clone()], &cz[kept]],
-                ];
+                let h = 3 * (from(0) - f);
+                let mut parts = [[&[][..]; 3]; WINDOWS.len() + 1];
+                parts[0] = [&hx[..h], &hy[..h], &hz[..h]];
+                for (j, level) in levels.iter().enumerate() {
+                    let r = level.start[from(j)] as usize..level.start[from(j + 1)] as usize;
+                    parts[j + 1] = [&level.x[r.clone()], &level.y[r.clone()], &level.z[r]];
+                }
                 B::fit_in_frame_soa(&parts, frame_of(i))
             };
             BvTreeNode {
