@@ -90,24 +90,30 @@ pub fn oriented_morton_codes(mesh: &TriMesh) -> Vec<u64> {
     // The frame of `Rss::fit_points(&pts)`, without fitting the volume itself.
     let frame = Moments::from_points(&pts).frame();
     let ft = frame.transpose();
-    let cent: Vec<DVec3> = mesh
-        .faces()
-        .iter()
-        .map(|f| ft * ((pts[f[0] as usize] + pts[f[1] as usize] + pts[f[2] as usize]) / 3.0))
-        .collect();
+    let faces = mesh.faces();
+    let centroid =
+        |f: &[u32; 3]| ft * ((pts[f[0] as usize] + pts[f[1] as usize] + pts[f[2] as usize]) / 3.0);
+    let cent: Vec<DVec3> = if faces.len() < PAR_MIN {
+        faces.iter().map(centroid).collect()
+    } else {
+        faces.par_iter().with_min_len(1024).map(centroid).collect()
+    };
     let (lo, hi) = cent.iter().fold(
         (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)),
         |(lo, hi), &c| (lo.min(c), hi.max(c)),
     );
     let ext = (hi - lo).to_array().map(|e| if e > 0.0 { e } else { 1.0 });
     let cells = 2097152.0f64;
-    cent.iter()
-        .map(|c| {
-            let q = (*c - lo).to_array();
-            let k = [0, 1, 2].map(|i| (q[i] / ext[i] * cells).clamp(0.0, cells - 1.0) as u32);
-            (spread21(k[0]) << 2) | (spread21(k[1]) << 1) | spread21(k[2])
-        })
-        .collect()
+    let code = |c: &DVec3| {
+        let q = (*c - lo).to_array();
+        let k = [0, 1, 2].map(|i| (q[i] / ext[i] * cells).clamp(0.0, cells - 1.0) as u32);
+        (spread21(k[0]) << 2) | (spread21(k[1]) << 1) | spread21(k[2])
+    };
+    if cent.len() < PAR_MIN {
+        cent.iter().map(code).collect()
+    } else {
+        cent.par_iter().with_min_len(1024).map(code).collect()
+    }
 }
 
 /// Triangle corners in model coordinates (f64).

@@ -168,6 +168,8 @@ proptest! {
         let t = BvTree::<Rss>::fit_with_limit(&m, &topology, LIMIT);
         check_tree(&t, &m)?;
         check_wide::<Rss, Wide8Node>(&t, &m)?;
+        // The default build: parallel oriented codes, nodes over both corner levels.
+        check_tree(&BvTree::<Rss>::build(&m), &m)?;
     }
 }
 
