@@ -87,7 +87,8 @@ const PAR_MIN: usize = 1 << 12;
 /// [`crate::morton::morton63`].
 pub fn oriented_morton_codes(mesh: &TriMesh) -> Vec<u64> {
     let pts: Vec<DVec3> = mesh.positions().iter().map(|p| p.as_dvec3()).collect();
-    // The frame of `Rss::fit_points(&pts)`, without fitting the volume itself.
+    // The principal frame of the vertices: that of an RSS fitted around them (`Rss::fit_points`),
+    // without fitting the volume itself.
     let frame = Moments::from_points(&pts).frame();
     let ft = frame.transpose();
     let faces = mesh.faces();
@@ -196,7 +197,11 @@ impl<B: BoundingVolume> BvTree<B> {
             }
             for (&v, p) in face.iter().zip(t32) {
                 let prev = std::mem::replace(&mut seen[v as usize], k as u32);
-                let gap = k.wrapping_sub(prev as usize); // huge for a first occurrence
+                let gap = if prev == u32::MAX {
+                    usize::MAX // first occurrence
+                } else {
+                    k - prev as usize
+                };
                 for level in levels.iter_mut().take_while(|level| gap > level.window) {
                     level.x.push(f64::from(p.x));
                     level.y.push(f64::from(p.y));
