@@ -82,38 +82,6 @@ impl Rss {
         }
     }
 
-    /// The fitted volume around points given in `frame` coordinates (at least one; the
-    /// iterator is walked twice).
-    #[inline(always)]
-    fn fit_local(frame: &DMat3, local: impl Iterator<Item = DVec3> + Clone) -> Self {
-        let (wlo, whi) = local
-            .clone()
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), q| {
-                (l.min(q.z), h.max(q.z))
-            });
-        let r = (whi - wlo) * 0.5;
-        let wc = (whi + wlo) * 0.5;
-        let r2 = r * r;
-        // Shrink the rectangle where the rounded rim still covers the points: a point at
-        // height dw off the mid-plane may stick out by `rim/√2` along both rectangle axes at
-        // once (du² + dv² + dw² ≤ rim² + dw² = r²), so no corner pass is needed.
-        let (mut ulo, mut uhi, mut vlo, mut vhi) = (
-            f64::INFINITY,
-            f64::NEG_INFINITY,
-            f64::INFINITY,
-            f64::NEG_INFINITY,
-        );
-        for q in local {
-            let dw = q.z - wc;
-            let rim = ((r2 - dw * dw).max(0.0) * 0.5).sqrt();
-            ulo = ulo.min(q.x + rim);
-            uhi = uhi.max(q.x - rim);
-            vlo = vlo.min(q.y + rim);
-            vhi = vhi.max(q.y - rim);
-        }
-        Self::from_local_extents(frame, [ulo, uhi, vlo, vhi], wc, r)
-    }
-
     /// The 4 rectangle corners (bit 0: `+a0`, bit 1: `+a1`).
     pub fn corners(&self) -> [DVec3; 4] {
         std::array::from_fn(|i| {
@@ -231,7 +199,31 @@ impl BoundingVolume for Rss {
         }
         let ft = frame.transpose();
         // Projections are recomputed in each pass (no allocation per node).
-        Self::fit_local(frame, points.iter().map(move |&p| ft * p))
+        let local = || points.iter().map(move |&p| ft * p);
+        let (wlo, whi) = local().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), q| {
+            (l.min(q.z), h.max(q.z))
+        });
+        let r = (whi - wlo) * 0.5;
+        let wc = (whi + wlo) * 0.5;
+        let r2 = r * r;
+        // Shrink the rectangle where the rounded rim still covers the points: a point at
+        // height dw off the mid-plane may stick out by `rim/√2` along both rectangle axes at
+        // once (du² + dv² + dw² ≤ rim² + dw² = r²), so no corner pass is needed.
+        let (mut ulo, mut uhi, mut vlo, mut vhi) = (
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        );
+        for q in local() {
+            let dw = q.z - wc;
+            let rim = ((r2 - dw * dw).max(0.0) * 0.5).sqrt();
+            ulo = ulo.min(q.x + rim);
+            uhi = uhi.max(q.x - rim);
+            vlo = vlo.min(q.y + rim);
+            vhi = vhi.max(q.y - rim);
+        }
+        Self::from_local_extents(frame, [ulo, uhi, vlo, vhi], wc, r)
     }
 
     fn fit_in_frame_soa(parts: &[CoordSlices<'_>], frame: &DMat3) -> Self {
@@ -255,7 +247,7 @@ impl BoundingVolume for Rss {
         let whi = hi.to_array().into_iter().fold(f64::NEG_INFINITY, max_f);
         let r = (whi - wlo) * 0.5;
         let wc = (whi + wlo) * 0.5;
-        // Pass 2: the rectangle, shrunk by the rim (see `fit_local`).
+        // Pass 2: the rectangle, shrunk by the rim (see `fit_in_frame`).
         let (r2, wc_l, zero, half) = (s(r * r), s(wc), s(0.0), s(0.5));
         let (mut ulo, mut uhi) = (s(f64::INFINITY), s(f64::NEG_INFINITY));
         let (mut vlo, mut vhi) = (ulo, uhi);
