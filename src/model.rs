@@ -1,7 +1,7 @@
 //! A mesh together with its bounding-volume hierarchy.
 
 use glam::Vec3;
-use gprox_bvh::{lbvh, refit, Bvh};
+use gprox_bvh::{lbvh, refit, refit_plan::RefitPlan, Bvh};
 use gprox_geometry::TriMesh;
 
 use crate::Error;
@@ -23,20 +23,22 @@ use crate::Error;
 pub struct Model {
     mesh: TriMesh,
     bvh: Bvh,
+    /// The refit order of `bvh`, made by the first refit (only deforming meshes need one).
+    plan: Option<RefitPlan>,
 }
 
 impl Model {
     /// Builds the LBVH of `mesh` on the CPU (parallel with rayon).
     pub fn new(mesh: TriMesh) -> Self {
         let bvh = lbvh::build(&mesh);
-        Self { mesh, bvh }
+        Self::from_trusted(mesh, bvh)
     }
 
     /// Pairs a mesh with a tree built elsewhere, checking that the tree fits the mesh (same
     /// primitive count, LBVH layout) by refitting it to the mesh.
     pub fn from_parts(mesh: TriMesh, mut bvh: Bvh) -> Result<Self, Error> {
         refit::refit_from_mesh(&mut bvh, &mesh)?;
-        Ok(Self { mesh, bvh })
+        Ok(Self::from_trusted(mesh, bvh))
     }
 
     /// The mesh (current positions).
@@ -57,20 +59,36 @@ impl Model {
     /// Moves the vertices (same count, same topology) and refits the tree on the CPU.
     pub fn set_positions(&mut self, positions: Vec<Vec3>) -> Result<(), Error> {
         self.mesh.set_positions(positions)?;
-        refit::refit_from_mesh(&mut self.bvh, &self.mesh)?;
-        Ok(())
+        self.refit()
     }
 
     /// Copies `positions` into the mesh and refits; avoids an allocation per frame.
     pub fn update_positions(&mut self, positions: &[Vec3]) -> Result<(), Error> {
         self.mesh.copy_positions_from(positions)?;
-        refit::refit_from_mesh(&mut self.bvh, &self.mesh)?;
+        self.refit()
+    }
+
+    /// Refits the tree to the mesh with the cached [`RefitPlan`], made (again) when there is
+    /// none yet or the tree no longer matches it (backends may replace the tree).
+    fn refit(&mut self) -> Result<(), Error> {
+        if let Some(plan) = &self.plan {
+            if plan.refit_from_mesh(&mut self.bvh, &self.mesh).is_ok() {
+                return Ok(());
+            }
+        }
+        let plan = RefitPlan::new(&self.bvh)?;
+        plan.refit_from_mesh(&mut self.bvh, &self.mesh)?;
+        self.plan = Some(plan);
         Ok(())
     }
 
     /// Pairs a mesh with a tree the caller knows was built for it (a device build).
     pub(crate) fn from_trusted(mesh: TriMesh, bvh: Bvh) -> Self {
-        Self { mesh, bvh }
+        Self {
+            mesh,
+            bvh,
+            plan: None,
+        }
     }
 
     /// Mutable access for backends that refit on a device.
@@ -81,5 +99,53 @@ impl Model {
     /// Splits into mesh and tree.
     pub fn into_parts(self) -> (TriMesh, Bvh) {
         (self.mesh, self.bvh)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gprox_geometry::scene::torus;
+
+    /// Refits through the cached plan equal the free refit, also after the tree was replaced
+    /// under the plan (as a device backend may do).
+    #[test]
+    fn planned_refits_match_the_free_refit() {
+        let mut model = Model::new(torus(1.0, 0.3, 40, 20).unwrap());
+        let frame = |s: f32, m: &Model| -> Vec<Vec3> {
+            m.mesh()
+                .positions()
+                .iter()
+                .map(|p| *p * s + Vec3::new(0.0, s, 0.0))
+                .collect()
+        };
+        let expect = |m: &Model| {
+            let mut bvh = m.bvh().clone();
+            refit::refit_from_mesh(&mut bvh, m.mesh()).unwrap();
+            bvh
+        };
+        for s in [1.5, 0.5] {
+            model.update_positions(&frame(s, &model)).unwrap();
+            assert_eq!(model.bvh(), &expect(&model));
+        }
+        // A tree of other positions has another topology: the plan no longer fits.
+        let other =
+            lbvh::build(&TriMesh::new(frame(-2.0, &model), model.mesh().faces().to_vec()).unwrap());
+        assert_ne!(
+            other
+                .nodes
+                .iter()
+                .map(|n| (n.left, n.right))
+                .collect::<Vec<_>>(),
+            model
+                .bvh()
+                .nodes
+                .iter()
+                .map(|n| (n.left, n.right))
+                .collect::<Vec<_>>()
+        );
+        *model.parts_mut().1 = other;
+        model.set_positions(frame(1.25, &model)).unwrap();
+        assert_eq!(model.bvh(), &expect(&model));
     }
 }

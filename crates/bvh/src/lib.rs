@@ -16,6 +16,7 @@ pub mod normal_cone;
 pub mod obb;
 pub mod rebuild_policy;
 pub mod refit;
+pub mod refit_plan;
 pub mod rss;
 pub mod sort;
 pub mod sphere;

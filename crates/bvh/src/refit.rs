@@ -69,6 +69,20 @@ pub enum RefitError {
         /// The node where the limit was hit.
         node: usize,
     },
+    /// Building a [`RefitPlan`](crate::refit_plan::RefitPlan): the nodes below the root are not
+    /// a binary tree with the internal nodes first and the leaves, in slot order, after them.
+    #[error("bvh node {node} is reached twice, out of range, or breaks the leaf order")]
+    NotATree {
+        /// The offending node.
+        node: usize,
+    },
+    /// Refitting with a [`RefitPlan`](crate::refit_plan::RefitPlan): the tree is not the one the
+    /// plan was made for.
+    #[error("bvh node {node} has other children than the refit plan was made for")]
+    PlanMismatch {
+        /// The first node found changed.
+        node: usize,
+    },
 }
 
 /// The f32 box of one triangle's corners (spec step 1).
@@ -172,18 +186,12 @@ pub fn refit(bvh: &mut Bvh, leaf_aabbs: &[Aabb]) -> Result<(), RefitError> {
 /// Refits `bvh` to the current vertex positions of `mesh` (a deforming mesh's next frame), the
 /// leaf boxes computed on the fly as in [`triangle_aabbs`].
 pub fn refit_from_mesh(bvh: &mut Bvh, mesh: &TriMesh) -> Result<(), RefitError> {
-    refit_with(
-        bvh,
-        &MeshSource {
-            faces: mesh.faces(),
-            pos: mesh.positions(),
-        },
-    )
+    refit_with(bvh, &MeshSource::new(mesh))
 }
 
 /// Where the leaf boxes come from. The leaf loop reads them in Morton order, i.e. at random;
 /// the prefetch hints let it start those reads a few leaves ahead.
-trait LeafSource: Sync {
+pub(crate) trait LeafSource: Sync {
     /// Number of primitives.
     fn count(&self) -> usize;
     /// Box of primitive `p < count`.
@@ -207,7 +215,7 @@ const NEAR: usize = 32;
 const STREAM: usize = 256;
 /// Leaves whose boxes [`Ctx::serial`] computes before merging them: small enough that they
 /// and the internal nodes they complete stay in L1.
-const CHUNK: usize = 256;
+pub(crate) const CHUNK: usize = 256;
 
 /// Prefetches the cache line at `x` (a hint: no effect on results). Any address will do, so
 /// callers compute it with `wrapping_add` and skip the bounds checks.
@@ -224,7 +232,7 @@ pub(crate) fn prefetch<T>(x: *const T) {
 }
 
 /// Precomputed primitive boxes.
-struct BoxSource<'a>(&'a [Aabb]);
+pub(crate) struct BoxSource<'a>(pub(crate) &'a [Aabb]);
 
 impl LeafSource for BoxSource<'_> {
     fn count(&self) -> usize {
@@ -243,9 +251,19 @@ impl LeafSource for BoxSource<'_> {
 }
 
 /// Triangle boxes computed from a mesh's faces and positions.
-struct MeshSource<'a> {
+pub(crate) struct MeshSource<'a> {
     faces: &'a [[u32; 3]],
     pos: &'a [glam::Vec3],
+}
+
+impl<'a> MeshSource<'a> {
+    /// The faces and current positions of `mesh`.
+    pub(crate) fn new(mesh: &'a TriMesh) -> Self {
+        Self {
+            faces: mesh.faces(),
+            pos: mesh.positions(),
+        }
+    }
 }
 
 impl LeafSource for MeshSource<'_> {
@@ -274,11 +292,12 @@ impl LeafSource for MeshSource<'_> {
     }
 }
 
-fn refit_with<S: LeafSource>(bvh: &mut Bvh, src: &S) -> Result<(), RefitError> {
-    let count = src.count();
+/// The leaf count `n` of `bvh` (`None` for an empty tree), after checking that it has `2n - 1`
+/// nodes and as many parents.
+pub(crate) fn leaf_count(bvh: &Bvh) -> Result<Option<usize>, RefitError> {
     let total = bvh.nodes.len();
     if total == 0 && bvh.parents.is_empty() {
-        return Ok(());
+        return Ok(None);
     }
     if total % 2 == 0 || bvh.parents.len() != total {
         return Err(RefitError::BadNodeCount {
@@ -286,7 +305,14 @@ fn refit_with<S: LeafSource>(bvh: &mut Bvh, src: &S) -> Result<(), RefitError> {
             parents: bvh.parents.len(),
         });
     }
-    let n = total.div_ceil(2);
+    Ok(Some(total.div_ceil(2)))
+}
+
+fn refit_with<S: LeafSource>(bvh: &mut Bvh, src: &S) -> Result<(), RefitError> {
+    let count = src.count();
+    let Some(n) = leaf_count(bvh)? else {
+        return Ok(());
+    };
     let (internal, leaves) = bvh.nodes.split_at_mut(n - 1);
     let ctx = Ctx {
         n1: n - 1,
@@ -302,13 +328,13 @@ fn refit_with<S: LeafSource>(bvh: &mut Bvh, src: &S) -> Result<(), RefitError> {
 }
 
 /// Inputs shared by the whole recursion.
-struct Ctx<'a, S> {
+pub(crate) struct Ctx<'a, S> {
     /// Index of the first leaf node (`n - 1`).
-    n1: usize,
+    pub(crate) n1: usize,
     /// Number of primitives.
-    count: usize,
+    pub(crate) count: usize,
     /// The primitive boxes.
-    src: &'a S,
+    pub(crate) src: &'a S,
 }
 
 /// The split `γ` of internal node `node` over leaf slots `[first, last]`, after checking that
@@ -355,7 +381,7 @@ impl<S: LeafSource> Ctx<'_, S> {
     /// Refits the leaves `range` of `leaves` (slots `first + range`), one independent
     /// iteration per leaf. The primitive reads are random, so they are prefetched a few leaves
     /// ahead, and so are the internal nodes `internal` that [`Ctx::serial`] reads next.
-    fn leaves(
+    pub(crate) fn leaves(
         &self,
         leaves: &mut [BvhNode],
         range: std::ops::Range<usize>,
@@ -566,6 +592,7 @@ fn refit_subtree<S: LeafSource>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::refit_plan::RefitPlan;
 
     fn xorshift(x: &mut u64) -> u64 {
         *x ^= *x << 13;
@@ -602,8 +629,8 @@ mod tests {
     }
 
     /// Random corruptions of the children and parent arrays never panic, and whenever the refit
-    /// succeeds the boxes are exact for the tree the children describe. Sizes on both sides of
-    /// [`PAR_LEAVES`] and [`CHUNK`].
+    /// (free, or with a [`RefitPlan`]) succeeds the boxes are exact for the tree the children
+    /// describe. Sizes on both sides of [`PAR_LEAVES`] and [`CHUNK`].
     #[test]
     fn corrupted_trees_error_or_refit_exactly() {
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
@@ -621,6 +648,9 @@ mod tests {
             let total = bvh.nodes.len() as u64;
             let mut fresh = bvh.clone();
             refit(&mut fresh, &boxes).unwrap();
+            assert_eq!(fresh, bvh);
+            let plan = RefitPlan::new(&bvh).unwrap();
+            plan.refit(&mut fresh, &boxes).unwrap();
             assert_eq!(fresh, bvh);
             for _ in 0..300 {
                 let mut t = bvh.clone();
@@ -643,6 +673,17 @@ mod tests {
                 }
                 if refit(&mut t, &boxes).is_ok() {
                     assert!(consistent(&t, &boxes), "n = {n}");
+                }
+                // A plan of the intact tree on the corrupted one, and a plan of the corrupted
+                // one: errors or exact boxes.
+                let mut u = t.clone();
+                if plan.refit(&mut u, &boxes).is_ok() {
+                    assert!(consistent(&u, &boxes), "n = {n}");
+                }
+                if let Ok(own) = RefitPlan::new(&t) {
+                    if own.refit(&mut t, &boxes).is_ok() {
+                        assert!(consistent(&t, &boxes), "n = {n}");
+                    }
                 }
             }
         }

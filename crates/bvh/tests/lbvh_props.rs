@@ -2,7 +2,7 @@
 //! boxes checked against the triangles' own vertices, the topology against a top-down radix
 //! tree over `(code, slot)` keys, the order against `slice::sort`.
 
-use gprox_bvh::{lbvh, morton, refit, sort, Aabb, Bvh, LEAF};
+use gprox_bvh::{lbvh, morton, refit, refit_plan::RefitPlan, sort, Aabb, Bvh, LEAF};
 use gprox_geometry::{glam::Vec3, TriMesh};
 use proptest::prelude::*;
 
@@ -131,6 +131,10 @@ proptest! {
         let mut fused = before.clone();
         refit::refit_from_mesh(&mut fused, &mesh).unwrap();
         prop_assert_eq!(&fused, &bvh);
+        // So does a refit plan made for the tree.
+        let mut planned = before.clone();
+        RefitPlan::new(&before).unwrap().refit_from_mesh(&mut planned, &mesh).unwrap();
+        prop_assert_eq!(&planned, &bvh);
         for (a, b) in before.nodes.iter().zip(&bvh.nodes) {
             prop_assert_eq!((a.left, a.right), (b.left, b.right));
         }
@@ -257,6 +261,24 @@ fn refit_rejects_mismatched_input() {
         refit::refit(&mut short, &boxes),
         Err(refit::RefitError::BadNodeCount { .. })
     ));
+    // A refit plan: made for intact trees only, and replayed only on the tree it was made for.
+    let plan = RefitPlan::new(&bvh).unwrap();
+    assert!(matches!(
+        RefitPlan::new(&broken),
+        Err(refit::RefitError::NotATree { .. })
+    ));
+    assert!(matches!(
+        plan.refit(&mut broken, &boxes),
+        Err(refit::RefitError::PlanMismatch { node: 0 })
+    ));
+    assert!(matches!(
+        plan.refit(&mut short, &boxes),
+        Err(refit::RefitError::BadNodeCount { .. })
+    ));
+    assert!(matches!(
+        plan.refit(&mut bvh, &boxes[..3]),
+        Err(refit::RefitError::PrimitiveOutOfRange { count: 3, .. })
+    ));
 }
 
 #[test]
@@ -366,8 +388,12 @@ fn parallel_refit_of_large_trees_matches_oracle() {
             let fused = lbvh::build_from_aabbs(&boxes);
             let (sorted, order) = lbvh::sort_codes(&lbvh::morton_codes(&boxes));
             let mut staged = lbvh::hierarchy(&sorted, &order);
+            let plan = RefitPlan::new(&staged).unwrap();
+            let mut planned = staged.clone();
             refit::refit(&mut staged, &boxes).unwrap();
             assert_eq!(staged, fused);
+            plan.refit(&mut planned, &boxes).unwrap();
+            assert_eq!(planned, fused);
             for (i, node) in staged.nodes.iter().enumerate() {
                 let mut below = Vec::new();
                 prims_below(&staged, i, &mut below);
