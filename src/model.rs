@@ -71,6 +71,13 @@ impl Model {
     /// Refits the tree to the mesh with the cached [`RefitPlan`], made (again) when there is
     /// none yet or the tree no longer matches it (backends may replace the tree).
     fn refit(&mut self) -> Result<(), Error> {
+        // A plan replays on one thread: with more threads in the pool, a tree big enough to be
+        // split is refitted faster in parallel.
+        if rayon::current_num_threads() > 1 && self.mesh.face_count() > refit::PAR_LEAVES {
+            self.plan = None;
+            refit::refit_from_mesh(&mut self.bvh, &self.mesh)?;
+            return Ok(());
+        }
         if let Some(plan) = &self.plan {
             if plan.refit_from_mesh(&mut self.bvh, &self.mesh).is_ok() {
                 return Ok(());
@@ -107,45 +114,65 @@ mod tests {
     use super::*;
     use gprox_geometry::scene::torus;
 
+    /// `m`'s vertices scaled by `s` and moved along y.
+    fn frame(s: f32, m: &Model) -> Vec<Vec3> {
+        let shift = Vec3::new(0.0, s, 0.0);
+        m.mesh()
+            .positions()
+            .iter()
+            .map(|p| *p * s + shift)
+            .collect()
+    }
+
+    /// `m`'s tree refitted by the free refit.
+    fn expect(m: &Model) -> Bvh {
+        let mut bvh = m.bvh().clone();
+        refit::refit_from_mesh(&mut bvh, m.mesh()).unwrap();
+        bvh
+    }
+
+    fn pool(threads: usize) -> rayon::ThreadPool {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+    }
+
     /// Refits through the cached plan equal the free refit, also after the tree was replaced
     /// under the plan (as a device backend may do).
     #[test]
     fn planned_refits_match_the_free_refit() {
-        let mut model = Model::new(torus(1.0, 0.3, 40, 20).unwrap());
-        let frame = |s: f32, m: &Model| -> Vec<Vec3> {
-            m.mesh()
-                .positions()
-                .iter()
-                .map(|p| *p * s + Vec3::new(0.0, s, 0.0))
-                .collect()
-        };
-        let expect = |m: &Model| {
-            let mut bvh = m.bvh().clone();
-            refit::refit_from_mesh(&mut bvh, m.mesh()).unwrap();
-            bvh
-        };
-        for s in [1.5, 0.5] {
-            model.update_positions(&frame(s, &model)).unwrap();
+        pool(1).install(|| {
+            let mut model = Model::new(torus(1.0, 0.3, 100, 50).unwrap());
+            for s in [1.5, 0.5] {
+                model.update_positions(&frame(s, &model)).unwrap();
+                assert_eq!(model.bvh(), &expect(&model));
+            }
+            // A tree of other positions has another topology: the plan no longer fits.
+            let moved = TriMesh::new(frame(-2.0, &model), model.mesh().faces().to_vec());
+            let other = lbvh::build(&moved.unwrap());
+            let children = |b: &Bvh| {
+                b.nodes
+                    .iter()
+                    .map(|n| (n.left, n.right))
+                    .collect::<Vec<_>>()
+            };
+            assert_ne!(children(&other), children(model.bvh()));
+            *model.parts_mut().1 = other;
+            model.set_positions(frame(1.25, &model)).unwrap();
             assert_eq!(model.bvh(), &expect(&model));
-        }
-        // A tree of other positions has another topology: the plan no longer fits.
-        let other =
-            lbvh::build(&TriMesh::new(frame(-2.0, &model), model.mesh().faces().to_vec()).unwrap());
-        assert_ne!(
-            other
-                .nodes
-                .iter()
-                .map(|n| (n.left, n.right))
-                .collect::<Vec<_>>(),
-            model
-                .bvh()
-                .nodes
-                .iter()
-                .map(|n| (n.left, n.right))
-                .collect::<Vec<_>>()
-        );
-        *model.parts_mut().1 = other;
-        model.set_positions(frame(1.25, &model)).unwrap();
-        assert_eq!(model.bvh(), &expect(&model));
+            assert!(model.plan.is_some());
+        });
+    }
+
+    /// With more threads, a big tree is refitted in parallel, without a plan.
+    #[test]
+    fn big_trees_refit_in_parallel_with_threads() {
+        pool(2).install(|| {
+            let mut model = Model::new(torus(1.0, 0.3, 100, 50).unwrap());
+            model.update_positions(&frame(1.5, &model)).unwrap();
+            assert_eq!(model.bvh(), &expect(&model));
+            assert!(model.plan.is_none());
+        });
     }
 }

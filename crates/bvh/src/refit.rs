@@ -22,7 +22,7 @@ use rayon::prelude::*;
 use crate::{Aabb, Bvh, BvhNode, LEAF};
 
 /// Subtrees with more leaves than this are split and their halves refitted in parallel.
-const PAR_LEAVES: usize = 1 << 12;
+pub const PAR_LEAVES: usize = 1 << 12;
 /// Deeper than any tree built by [`crate::lbvh`] (prefix lengths grow strictly downwards and
 /// range over `-1..=96`); a deeper tree is rejected rather than risking the stack.
 const MAX_DEPTH: u32 = 128;
