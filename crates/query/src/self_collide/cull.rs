@@ -13,8 +13,8 @@
 //!    union) form exactly one closed loop through distinct vertices;
 //! 3. the projected loop is simple: consecutive segments meet only at their common vertex and
 //!    non-consecutive segments are disjoint (certified with error bounds: first by a linear
-//!    star test around a centre, which most loops pass, else by a sweep over the segments
-//!    sorted by x).
+//!    star test around a centre, which most loops pass, then by a linear test of loops
+//!    monotone in x or y, else by a sweep over the segments sorted by x).
 //!
 //! Why it is sound: with consistent orientation the interior edges cancel, so for a point `q`
 //! off the projected edges, the number of faces whose projection contains `q` equals the winding
@@ -42,6 +42,8 @@ pub(crate) struct Certifier {
     stamp: u32,
     pts: Vec<DVec2>,
     keys: Vec<u64>,
+    /// The two chains of the monotone test ([`monotone_simple`]).
+    chains: [Vec<DVec2>; 2],
 }
 
 /// Error allowances of the certified predicates over one projected loop.
@@ -146,6 +148,109 @@ fn star_simple(pts: &[DVec2], [lo, hi]: [DVec2; 2], e: f64) -> bool {
         }
     }
     star_around(pts, c, tol(c)).is_ok()
+}
+
+/// Per axis, whether the closed loop `pts` (its first point repeated at the end) changes
+/// direction exactly twice along it, every coordinate difference beyond `m` in size: the
+/// cheap filter before [`monotone_simple`] (one pass, no branches per edge).
+fn monotone_axes(pts: &[DVec2], m: f64) -> [bool; 2] {
+    let n = pts.len();
+    if n < 4 {
+        return [false; 2];
+    }
+    let up = |d: DVec2| [d.x > m, d.y > m];
+    let mut prev = up(pts[n - 1] - pts[n - 2]);
+    let (mut flat, mut turns) = ([false; 2], [0u32; 2]);
+    for w in pts.windows(2) {
+        let d = w[1] - w[0];
+        let now = up(d);
+        for (k, &v) in [d.x, d.y].iter().enumerate() {
+            flat[k] |= !(v > m || v < -m);
+            turns[k] += (now[k] != prev[k]) as u32;
+        }
+        prev = now;
+    }
+    [0, 1].map(|k| !flat[k] && turns[k] == 2)
+}
+
+/// Whether the closed polygon `pts` (points of the box of `tol`) is certainly simple because,
+/// after the quarter turn `turn`, it is monotone in x: the loop from its leftmost vertex to its
+/// rightmost (the lower chain, for a counter-clockwise loop) and the loop back (the upper
+/// chain) both strictly increase in x, and every interior vertex of each chain lies strictly on
+/// its side (above, below) of every segment of the other chain whose x-span may hold its x.
+/// Then for every perturbation within `tol.e` both chains are graphs over the same interval,
+/// the difference upper - lower is positive at every breakpoint inside the interval and linear
+/// in between (zero at the two shared ends), so the chains meet only at their ends. O(n);
+/// `false` only means "not shown".
+fn monotone_simple(
+    pts: &[DVec2],
+    tol: Tol,
+    turn: impl Fn(DVec2) -> DVec2,
+    [lower, upper]: &mut [Vec<DVec2>; 2],
+) -> bool {
+    let n = pts.len();
+    if n < 3 {
+        return false;
+    }
+    let (mut lo, mut hi) = (0, 0);
+    let (mut xlo, mut xhi) = (turn(pts[0]).x, turn(pts[0]).x);
+    for (i, &p) in pts.iter().enumerate().skip(1) {
+        let x = turn(p).x;
+        if x < xlo {
+            (lo, xlo) = (i, x);
+        }
+        if x > xhi {
+            (hi, xhi) = (i, x);
+        }
+    }
+    if lo == hi {
+        return false;
+    }
+    // A margin of 2.5e: a computed difference above it leaves a positive exact difference of
+    // coordinates each off by up to e (and covers the rounding of the difference).
+    let m = 2.5 * tol.e;
+    // The loop from `from` to `to` (wrapping), turned: slice copies, then one pass.
+    let chain = |out: &mut Vec<DVec2>, from: usize, to: usize| {
+        out.clear();
+        if from <= to {
+            out.extend_from_slice(&pts[from..=to]);
+        } else {
+            out.extend_from_slice(&pts[from..]);
+            out.extend_from_slice(&pts[..=to]);
+        }
+        for p in out.iter_mut() {
+            *p = turn(*p);
+        }
+    };
+    chain(lower, lo, hi);
+    chain(upper, hi, lo);
+    upper.reverse();
+    let increasing = |c: &[DVec2]| c.windows(2).all(|w| w[1].x - w[0].x > m);
+    increasing(lower)
+        && increasing(upper)
+        && beside(upper, lower, 1, m, tol)
+        && beside(lower, upper, -1, m, tol)
+}
+
+/// Whether every interior vertex `p` of the x-increasing chain `pts` has certified orientation
+/// `side` against every segment (directed by increasing x) of the x-increasing chain `other`
+/// whose x-span meets `[p.x - m, p.x + m]` (every segment that may hold the exact `p.x`). The
+/// two chains share their end points.
+fn beside(pts: &[DVec2], other: &[DVec2], side: i32, m: f64, tol: Tol) -> bool {
+    let mut k = 0;
+    for &p in &pts[1..pts.len() - 1] {
+        while k + 2 < other.len() && other[k + 1].x < p.x - m {
+            k += 1;
+        }
+        let mut j = k;
+        while j + 1 < other.len() && other[j].x <= p.x + m {
+            if orient(other[j], other[j + 1], p, tol) != side {
+                return false;
+            }
+            j += 1;
+        }
+    }
+    true
 }
 
 /// The star test around the point `c` (any point in the box of `tol`): every edge `a → b`
@@ -352,6 +457,14 @@ impl Certifier {
             return Some(true);
         }
         let tol = Tol::of_box(e, bbox);
+        // Quarter turns are exact and keep the orientation and `tol`: monotone in x, or in y.
+        let [in_x, in_y] = monotone_axes(&pts[..=nb], 2.5 * tol.e);
+        let chains = &mut self.chains;
+        if (in_x && monotone_simple(&pts[..nb], tol, |p| p, chains))
+            || (in_y && monotone_simple(&pts[..nb], tol, |p| DVec2::new(p.y, -p.x), chains))
+        {
+            return Some(true);
+        }
         for i in 0..nb {
             let (a, b, c) = (pts[i], pts[i + 1], pts[i + 2]);
             let (ab, bc) = (b - a, c - b);
@@ -475,5 +588,50 @@ mod tests {
             (2.0, -1.0),
         ]);
         assert!(!star_simple(&spiral, e));
+    }
+
+    fn monotone(p: &[DVec2], turn: impl Fn(DVec2) -> DVec2) -> bool {
+        let tol = Tol::of_box(1e-12, bbox(p));
+        super::monotone_simple(p, tol, turn, &mut Default::default())
+    }
+
+    #[test]
+    fn monotone_test_accepts_only_simple_loops() {
+        let quarter = |p: DVec2| DVec2::new(p.y, -p.x);
+        // A comb, monotone in x, not star-shaped around its vertex centroid.
+        let comb = poly(&[
+            (0.0, 0.0),
+            (1.0, 1.9),
+            (2.0, 0.0),
+            (3.0, 1.9),
+            (4.0, 0.0),
+            (4.5, 2.0),
+            (2.0, 2.0),
+            (-0.5, 2.0),
+        ]);
+        let c = comb.iter().sum::<DVec2>() / comb.len() as f64;
+        assert!(star_around(&comb, c, Tol::of_box(1e-12, bbox(&comb))).is_err());
+        assert!(monotone(&comb, |p| p));
+        assert!(!monotone(&comb, quarter));
+        // The same comb turned a quarter: monotone in y (found by the turned test).
+        let turned: Vec<_> = comb.iter().map(|p| DVec2::new(-p.y, p.x)).collect();
+        assert!(monotone(&turned, quarter));
+        assert!(!monotone(&turned, |p| p));
+        // Clockwise: the chains are on the wrong sides.
+        let cw: Vec<_> = comb.iter().rev().copied().collect();
+        assert!(!monotone(&cw, |p| p));
+        // Monotone chains that cross: a tooth through the upper chain.
+        let crossing = poly(&[(0.0, 0.0), (2.0, 3.0), (4.0, 0.0), (5.0, 0.5), (-1.0, 0.5)]);
+        assert!(!monotone(&crossing, |p| p));
+        // Chains touching within the error allowance are not certified.
+        let touch = poly(&[(0.0, 0.0), (2.0, 1.0 - 1e-14), (4.0, 0.0), (2.0, 1.0)]);
+        assert!(!monotone(&touch, |p| p));
+        let apart = poly(&[(0.0, 0.0), (2.0, 0.9), (4.0, 0.0), (2.0, 1.0)]);
+        assert!(monotone(&apart, |p| p));
+        // Bow tie, and every point on one vertical.
+        let bow = poly(&[(0.0, 0.0), (1.0, 1.0), (1.0, 0.0), (0.0, 1.0)]);
+        assert!(!monotone(&bow, |p| p) && !monotone(&bow, quarter));
+        let flat = poly(&[(1.0, 0.0), (1.0, 1.0), (1.0, 2.0)]);
+        assert!(!monotone(&flat, |p| p));
     }
 }
