@@ -141,13 +141,14 @@ fn star_simple(pts: &[DVec2], [lo, hi]: [DVec2; 2], e: f64) -> bool {
     let tol = |c: DVec2| Tol::of_box(e, [lo.min(c), hi.max(c)]);
     let mut c = pts.iter().sum::<DVec2>() / pts.len() as f64;
     for _ in 0..MOVES {
-        match star_around(pts, c, tol(c)) {
+        match star_around(pts, c, tol(c), true) {
             Ok(()) => return true,
             Err(shift) if shift == DVec2::ZERO => return false,
             Err(shift) => c += shift,
         }
     }
-    star_around(pts, c, tol(c)).is_ok()
+    // The last try needs no move on failure: it stops at the first failed edge.
+    star_around(pts, c, tol(c), false).is_ok()
 }
 
 /// Per axis, whether the closed loop `pts` (its first point repeated at the end) changes
@@ -259,9 +260,10 @@ fn beside(pts: &[DVec2], other: &[DVec2], side: i32, m: f64, tol: Tol) -> bool {
 /// therefore the given polygon's), and the winding number is 1 (counted as the edges crossing
 /// the horizontal through `c` upwards: with every edge counter-clockwise, those cross it right
 /// of `c` and none crosses it downwards there). Then the angle around `c` increases strictly by exactly one turn along the loop, so
-/// no two loop points coincide. On failure: a heuristic move of `c` to the inner side of the
-/// failed edges (zero when only the winding number was wrong: no centre can help then).
-fn star_around(pts: &[DVec2], c: DVec2, tol: Tol) -> Result<(), DVec2> {
+/// no two loop points coincide. On failure with `move_centre`: a heuristic move of `c` to the
+/// inner side of the failed edges (zero when only the winding number was wrong: no centre can
+/// help then); without: zero, at the first failed edge.
+fn star_around(pts: &[DVec2], c: DVec2, tol: Tol, move_centre: bool) -> Result<(), DVec2> {
     let Some(&last) = pts.last() else {
         return Err(DVec2::ZERO);
     };
@@ -274,6 +276,9 @@ fn star_around(pts: &[DVec2], c: DVec2, tol: Tol) -> Result<(), DVec2> {
     for &b in pts {
         let qb = b - c;
         if certified_sign(qa.x, qa.y, qb.x, qb.y, tol, true) != 1 {
+            if !move_centre {
+                return Err(DVec2::ZERO);
+            }
             failed = true;
             // Across the line of `a → b` to its left side, plus a little along its normal.
             let ab = qb - qa;
@@ -574,7 +579,7 @@ mod tests {
             (0.0, 4.0),
         ]);
         let c = notch.iter().sum::<DVec2>() / notch.len() as f64;
-        assert!(star_around(&notch, c, Tol::of_box(e, bbox(&notch))).is_err());
+        assert!(star_around(&notch, c, Tol::of_box(e, bbox(&notch)), true).is_err());
         // A self-crossing spiral whose edges mostly turn counter-clockwise.
         let spiral = poly(&[
             (0.0, 0.0),
@@ -610,7 +615,7 @@ mod tests {
             (-0.5, 2.0),
         ]);
         let c = comb.iter().sum::<DVec2>() / comb.len() as f64;
-        assert!(star_around(&comb, c, Tol::of_box(1e-12, bbox(&comb))).is_err());
+        assert!(star_around(&comb, c, Tol::of_box(1e-12, bbox(&comb)), false).is_err());
         assert!(monotone(&comb, |p| p));
         assert!(!monotone(&comb, quarter));
         // The same comb turned a quarter: monotone in y (found by the turned test).
