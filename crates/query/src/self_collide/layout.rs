@@ -45,8 +45,9 @@ pub(crate) struct Layout {
     bnd: Vec<Half>,
     /// `adj` of `bnd`, sorted within each node's span.
     adj_sorted: Vec<u32>,
-    /// The node holds a [`BAD_EDGE`].
-    bad: Vec<bool>,
+    /// Leaves (as offsets from the first leaf) whose face has a [`BAD_EDGE`] (their masks are
+    /// cleared; usually none, so this is a list rather than a flag per leaf).
+    bad_leaves: Vec<u32>,
 }
 
 impl Layout {
@@ -184,7 +185,7 @@ impl Layout {
             node,
             post,
             bnd,
-            bad,
+            bad_leaves: (0..n as u32).filter(|&k| bad[n1 + k as usize]).collect(),
         })
     }
 
@@ -239,10 +240,8 @@ impl Layout {
             certified_direction_masks(&corners, &mut m);
             out.copy_from_slice(&m[..out.len()]);
         }
-        for (m, &bad) in leaves.iter_mut().zip(&self.bad[n1..]) {
-            if bad {
-                *m = 0;
-            }
+        for &k in &self.bad_leaves {
+            leaves[k as usize] = 0;
         }
         for &i in &self.post {
             let [l, r] = self.children[i as usize];
