@@ -160,19 +160,49 @@ pub enum Prune {
 }
 
 /// Calls `f` for the leaf pairs of the slot ranges `ra` and `rb` (the unordered pairs within
-/// `ra` when equal) whose boxes pass `overlap`.
+/// `ra` when equal) whose boxes pass `overlap`. For two distinct nodes `a` and `b` (ranges `ra`,
+/// `rb`), the leaves of each are first filtered by the other node's box: a leaf box that misses
+/// `b`'s box misses every leaf box below `b` (parent boxes contain their children's), so the
+/// pairwise tests run on the survivors only, with the same pairs reported in the same order.
 fn leaf_pairs(
     bvh: &Bvh,
     overlap: &impl Fn(u32, u32) -> bool,
     f: &mut impl FnMut(u32, u32),
-    ra: [u32; 2],
-    rb: [u32; 2],
+    [(a, ra), (b, rb)]: [(u32, [u32; 2]); 2],
 ) {
+    /// Ranges up to this size are filtered (on the stack), longer ones tested in full.
+    const FILTER: usize = 32;
     let n1 = bvh.first_leaf() as u32;
-    for i in ra[0]..=ra[1] {
-        let from = if ra == rb { i + 1 } else { rb[0] };
-        for j in from..=rb[1] {
-            let (x, y) = (n1 + i, n1 + j);
+    let len = |r: [u32; 2]| (r[1] - r[0] + 1) as usize;
+    if ra == rb || len(ra) > FILTER || len(rb) > FILTER {
+        for i in ra[0]..=ra[1] {
+            let from = if ra == rb { i + 1 } else { rb[0] };
+            for j in from..=rb[1] {
+                let (x, y) = (n1 + i, n1 + j);
+                if overlap(x, y) {
+                    f(bvh.nodes[x as usize].left, bvh.nodes[y as usize].left);
+                }
+            }
+        }
+        return;
+    }
+    // Survivors written unconditionally, kept by advancing the count (no branch per leaf).
+    let survivors = |r: [u32; 2], other: u32, out: &mut [u32; FILTER]| {
+        let mut k = 0;
+        for i in r[0]..=r[1] {
+            out[k] = n1 + i;
+            k += overlap(n1 + i, other) as usize;
+        }
+        k
+    };
+    let (mut xs, mut ys) = ([0u32; FILTER], [0u32; FILTER]);
+    let nx = survivors(ra, b, &mut xs);
+    if nx == 0 {
+        return;
+    }
+    let ny = survivors(rb, a, &mut ys);
+    for &x in &xs[..nx] {
+        for &y in &ys[..ny] {
             if overlap(x, y) {
                 f(bvh.nodes[x as usize].left, bvh.nodes[y as usize].left);
             }
@@ -210,7 +240,7 @@ pub fn self_leaves_pruned(
             continue;
         }
         if let Some((ra, rb)) = leaves(i, i) {
-            leaf_pairs(bvh, &overlap, &mut f, ra, rb);
+            leaf_pairs(bvh, &overlap, &mut f, [(i, ra), (i, rb)]);
             continue;
         }
         if skip(i, i) == Prune::Skip {
@@ -234,7 +264,7 @@ pub fn self_leaves_pruned(
                 false => false,
                 true => {
                     if let Some((ra, rb)) = leaves(a, b) {
-                        leaf_pairs(bvh, &overlap, &mut f, ra, rb);
+                        leaf_pairs(bvh, &overlap, &mut f, [(a, ra), (b, rb)]);
                         continue;
                     }
                     match skip(a, b) {
