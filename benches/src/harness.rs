@@ -302,6 +302,7 @@ pub fn run_all(args: &Args) -> Result<bool> {
     sources.extend(scene_dirs(&scenes_dir).into_iter().map(Some));
     let wanted = |name: &str| args.only.is_empty() || args.only.iter().any(|o| o == name);
 
+    let mut staged = Vec::new();
     let bars = MultiProgress::new();
     let style = ProgressStyle::with_template("{prefix:>28} [{bar:30}] {pos}/{len} {msg}")
         .unwrap_or_else(|_| ProgressStyle::default_bar())
@@ -462,13 +463,17 @@ pub fn run_all(args: &Args) -> Result<bool> {
         }
         bar.finish();
         if !args.no_stages {
-            // Single-threaded, like the peers' figures.
-            let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build()?;
-            let recs = pool
-                .install(|| crate::stages::stages(&scene, &frames, &mut report.failures))
-                .with_context(|| format!("{} stages", scene.name()))?;
-            report.stages.extend(recs);
+            staged.push((scene, frames));
         }
+    }
+    // The stage runs come after every scene's main measurements, which they would otherwise
+    // disturb (their fronts leave large freed heaps behind); single-threaded, like the peers.
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build()?;
+    for (scene, frames) in &staged {
+        let recs = pool
+            .install(|| crate::stages::stages(scene, frames, &mut report.failures))
+            .with_context(|| format!("{} stages", scene.name()))?;
+        report.stages.extend(recs);
     }
     if args.lbvh_triangles > 0 {
         let spinner = bars.add(ProgressBar::new_spinner());
