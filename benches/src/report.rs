@@ -416,7 +416,7 @@ impl Report {
                     "| {} | {} | {} | {} | {} | {} | {} | **{}** | {} | {} | {} |",
                     r.scene,
                     r.query,
-                    r.target,
+                    cell(&r.target),
                     if r.front_tracking { "on" } else { "off" },
                     ms(r.update_ms.median),
                     ms(r.traversal_ms.median),
