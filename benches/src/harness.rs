@@ -225,7 +225,7 @@ fn lbvh_timing(triangles: usize, threads: usize, repeats: usize) -> Result<LbvhR
         .iter()
         .map(|p| *p * 1.01 + glam::Vec3::splat(0.001))
         .collect();
-    let (mut build, mut refit) = (Vec::new(), Vec::new());
+    let (mut build, mut refit, mut planned) = (Vec::new(), Vec::new(), Vec::new());
     pool.install(|| -> Result<()> {
         let mut bvh = gprox::bvh::lbvh::build(&mesh);
         for _ in 0..repeats.max(3) {
@@ -239,6 +239,13 @@ fn lbvh_timing(triangles: usize, threads: usize, repeats: usize) -> Result<LbvhR
             gprox::bvh::refit::refit_from_mesh(&mut bvh, &mesh)?;
             refit.push(t.elapsed().as_secs_f64() * 1e3);
         }
+        // A deforming model's per-frame refit: its plan is made once per topology.
+        let plan = gprox::bvh::refit_plan::RefitPlan::new(&bvh)?;
+        for _ in 0..repeats.max(3) {
+            let t = Instant::now();
+            plan.refit_from_mesh(&mut bvh, &mesh)?;
+            planned.push(t.elapsed().as_secs_f64() * 1e3);
+        }
         Ok(())
     })?;
     Ok(LbvhRecord {
@@ -247,6 +254,7 @@ fn lbvh_timing(triangles: usize, threads: usize, repeats: usize) -> Result<LbvhR
         threads,
         build_ms: Summary::of(&build),
         refit_ms: Summary::of(&refit),
+        refit_plan_ms: Summary::of(&planned),
     })
 }
 

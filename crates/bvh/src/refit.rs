@@ -320,7 +320,8 @@ fn refit_with<S: LeafSource>(bvh: &mut Bvh, src: &S) -> Result<(), RefitError> {
         src,
     };
     if n == 1 {
-        ctx.leaves(leaves, 0..1, 0, &[]).map_err(|e| *e)?;
+        ctx.leaves(leaves, 0..1, 0, std::ptr::null())
+            .map_err(|e| *e)?;
         return Ok(());
     }
     refit_subtree(&ctx, internal, leaves, 0, n - 1, false, 0).map_err(|e| *e)?;
@@ -380,16 +381,17 @@ struct Done {
 impl<S: LeafSource> Ctx<'_, S> {
     /// Refits the leaves `range` of `leaves` (slots `first + range`), one independent
     /// iteration per leaf. The primitive reads are random, so they are prefetched a few leaves
-    /// ahead, and so are the internal nodes `internal` that [`Ctx::serial`] reads next.
+    /// ahead, and so are the internal nodes from `internal` on (the one of leaf `k` at
+    /// `internal + k`; only an address for the prefetch hints, never read) that are merged next.
     pub(crate) fn leaves(
         &self,
         leaves: &mut [BvhNode],
         range: std::ops::Range<usize>,
         first: usize,
-        internal: &[BvhNode],
+        internal: *const BvhNode,
     ) -> Result<(), Box<RefitError>> {
         for k in range {
-            prefetch(internal.as_ptr().wrapping_add(k + STREAM));
+            prefetch(internal.wrapping_add(k + STREAM));
             prefetch(leaves.as_ptr().wrapping_add(k + STREAM));
             if let Some(ahead) = leaves.get(k + FAR) {
                 self.src.prefetch_far(ahead.left);
@@ -461,7 +463,7 @@ impl<S: LeafSource> Ctx<'_, S> {
         let count = leaves.len();
         for start in (0..count).step_by(CHUNK) {
             let end = count.min(start + CHUNK);
-            self.leaves(leaves, start..end, first, nodes)?;
+            self.leaves(leaves, start..end, first, nodes.as_ptr())?;
             for (k, leaf) in (first + start..).zip(&leaves[start..end]) {
                 let mut cur = Done {
                     node: (n1 + k) as u32,
@@ -574,7 +576,7 @@ fn refit_subtree<S: LeafSource>(
     let (lleaves, rleaves) = leaves.split_at_mut(gamma + 1 - first);
     let half = |nodes: &mut [BvhNode], leaves: &mut [BvhNode], f: usize, l: usize, at_end| {
         if f == l {
-            ctx.leaves(leaves, 0..1, f, &[])?;
+            ctx.leaves(leaves, 0..1, f, std::ptr::null())?;
             Ok(leaves[0].aabb)
         } else {
             refit_subtree(ctx, nodes, leaves, f, l, at_end, depth + 1)
@@ -630,9 +632,18 @@ mod tests {
 
     /// Random corruptions of the children and parent arrays never panic, and whenever the refit
     /// (free, or with a [`RefitPlan`]) succeeds the boxes are exact for the tree the children
-    /// describe. Sizes on both sides of [`PAR_LEAVES`] and [`CHUNK`].
+    /// describe. Sizes on both sides of [`PAR_LEAVES`] and [`CHUNK`], on two threads (so a big
+    /// tree's plan replays its parts in parallel).
     #[test]
     fn corrupted_trees_error_or_refit_exactly() {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        pool.install(corrupted_trees_on_this_pool);
+    }
+
+    fn corrupted_trees_on_this_pool() {
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
         for n in [2usize, 3, 7, 300, 3 * PAR_LEAVES] {
             let boxes: Vec<Aabb> = (0..n)

@@ -16,7 +16,9 @@
 use gprox_geometry::TriMesh;
 
 use crate::refit::{leaf_count, BoxSource, Ctx, LeafSource, MeshSource, RefitError, CHUNK};
-use crate::{Aabb, Bvh, LEAF};
+use rayon::prelude::*;
+
+use crate::{Aabb, Bvh, BvhNode, LEAF};
 
 /// The post-order merges of one tree topology, for refitting it single-threaded.
 ///
@@ -37,7 +39,35 @@ pub struct RefitPlan {
     merges: Vec<[u32; 3]>,
     /// `ends[c]`: the merges whose last leaf is in leaf chunks `0..=c` (of [`CHUNK`] leaves).
     ends: Vec<u32>,
+    /// Disjoint subtrees covering every leaf, replayed in parallel on pools of more than one
+    /// thread (empty: always serial). Their merges are contiguous runs of `merges`; the
+    /// merges outside every run (their ancestors) follow serially.
+    parts: Vec<Part>,
 }
+
+/// A subtree of a [`RefitPlan`]: its leaf slots and its run of merges.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Part {
+    /// First and one-past-last leaf slot.
+    leaves: [u32; 2],
+    /// First and one-past-last merge (the subtree's root last).
+    merges: [u32; 2],
+}
+
+/// Subtrees of at most this many leaves (or [`crate::refit::PAR_LEAVES`], when larger) are
+/// the parallel parts: some 16 of them, enough for rayon to balance uneven halves (more, or
+/// fewer, measured no faster on two threads).
+const PARTS: usize = 16;
+
+/// The node array shared by the parallel parts of a replay. Each part reads and writes only
+/// the nodes of its own subtree (see [`RefitPlan::replay_part`]), so no two threads touch the
+/// same node.
+struct SharedNodes(*mut BvhNode);
+// SAFETY: the pointer is only dereferenced at indices of one part per thread (disjoint node
+// sets, checked when the plan was made), while the `&mut` borrow it came from is held.
+unsafe impl Send for SharedNodes {}
+// SAFETY: as above.
+unsafe impl Sync for SharedNodes {}
 
 impl RefitPlan {
     /// The plan of `bvh`: its nodes below the root must form a binary tree with the internal
@@ -52,6 +82,9 @@ impl RefitPlan {
         let mut seen = vec![false; total];
         // Last leaf slot below each node, known once its right subtree is done.
         let mut last = vec![0u32; total];
+        // First leaf slot below each node and, for internal nodes, its position in `merges`.
+        let mut first = vec![0u32; total];
+        let mut position = vec![0u32; total];
         let mut merges = Vec::with_capacity(n1);
         let mut ends = Vec::with_capacity(n.div_ceil(CHUNK));
         let mut next_leaf = 0usize;
@@ -60,6 +93,8 @@ impl RefitPlan {
             let node = &bvh.nodes[i];
             if children_done {
                 last[i] = last[node.right as usize];
+                first[i] = first[node.left as usize];
+                position[i] = merges.len() as u32;
                 // All merges of leaf chunks before this node's last leaf are recorded.
                 while ends.len() < last[i] as usize / CHUNK {
                     ends.push(merges.len() as u32);
@@ -75,6 +110,7 @@ impl RefitPlan {
                     return Err(bad(i));
                 }
                 last[i] = next_leaf as u32;
+                first[i] = next_leaf as u32;
                 next_leaf += 1;
             } else {
                 let (l, r) = (node.left as usize, node.right as usize);
@@ -89,11 +125,44 @@ impl RefitPlan {
             return Err(bad(0));
         }
         ends.resize(n.div_ceil(CHUNK), n1 as u32);
+        let parts = Self::parts(bvh, n, &first, &last, &position);
         Ok(Self {
             nodes: total,
             merges,
             ends,
+            parts,
         })
+    }
+
+    /// The parallel parts of a checked tree: descending from the root, every subtree of at
+    /// most `max(n / PARTS, PAR_LEAVES)` leaves. None when the tree is too small to split, or
+    /// when a leaf hangs directly below a split node (no part would hold it).
+    fn parts(bvh: &Bvh, n: usize, first: &[u32], last: &[u32], position: &[u32]) -> Vec<Part> {
+        let limit = (n / PARTS).max(crate::refit::PAR_LEAVES);
+        if n <= limit {
+            return Vec::new();
+        }
+        let n1 = n - 1;
+        let mut parts = Vec::new();
+        let mut stack = vec![0usize];
+        while let Some(i) = stack.pop() {
+            if i >= n1 {
+                return Vec::new();
+            }
+            let (f, l) = (first[i] as usize, last[i] as usize);
+            if l - f < limit {
+                // A subtree of k leaves has k - 1 merges, its root's the last of them.
+                let end = position[i] as usize + 1;
+                parts.push(Part {
+                    leaves: [f as u32, (l + 1) as u32],
+                    merges: [(end - (l - f)) as u32, end as u32],
+                });
+            } else {
+                let node = &bvh.nodes[i];
+                stack.extend([node.right as usize, node.left as usize]);
+            }
+        }
+        parts
     }
 
     /// Recomputes every box of `bvh` from the primitive boxes `leaf_aabbs`, as
@@ -121,11 +190,14 @@ impl RefitPlan {
             count: src.count(),
             src,
         };
+        if !self.parts.is_empty() && rayon::current_num_threads() > 1 {
+            return self.replay_parallel(&mut bvh.nodes, &ctx);
+        }
         let nodes = &mut bvh.nodes[..];
         let mut done = 0;
         for (start, &end) in (0..n).step_by(CHUNK).zip(&self.ends) {
             let (internal, leaves) = nodes.split_at_mut(n1);
-            ctx.leaves(leaves, start..n.min(start + CHUNK), 0, internal)
+            ctx.leaves(leaves, start..n.min(start + CHUNK), 0, internal.as_ptr())
                 .map_err(|e| *e)?;
             // The indices were checked against the node count when the plan was made.
             for &[node, left, right] in &self.merges[done..end as usize] {
@@ -139,6 +211,100 @@ impl RefitPlan {
                 parent.aabb = aabb;
             }
             done = end as usize;
+        }
+        Ok(())
+    }
+
+    /// The parts in parallel, then the merges above them in post-order.
+    fn replay_parallel<S: LeafSource>(
+        &self,
+        nodes: &mut [BvhNode],
+        ctx: &Ctx<'_, S>,
+    ) -> Result<(), RefitError> {
+        let shared = SharedNodes(nodes.as_mut_ptr());
+        let shared = &shared;
+        self.parts
+            .par_iter()
+            .try_for_each(|part| self.replay_part(shared, ctx, part))
+            .map_err(|e| *e)?;
+        // The merges outside the parts' runs: the parts' ancestors, children first.
+        let mut next = 0usize;
+        for part in &self.parts {
+            let [from, to] = part.merges.map(|m| m as usize);
+            self.merge_run(nodes, ctx.src, next..from)?;
+            next = to;
+        }
+        self.merge_run(nodes, ctx.src, next..self.merges.len())
+    }
+
+    /// The merges `range` of the plan on `nodes`, each checking its node's children.
+    fn merge_run<S: LeafSource>(
+        &self,
+        nodes: &mut [BvhNode],
+        src: &S,
+        range: std::ops::Range<usize>,
+    ) -> Result<(), RefitError> {
+        for &[node, left, right] in &self.merges[range] {
+            let aabb = src.merge(&nodes[left as usize].aabb, &nodes[right as usize].aabb);
+            let parent = &mut nodes[node as usize];
+            if parent.left != left || parent.right != right {
+                return Err(RefitError::PlanMismatch {
+                    node: node as usize,
+                });
+            }
+            parent.aabb = aabb;
+        }
+        Ok(())
+    }
+
+    /// One part: its leaves chunk by chunk, each chunk followed by the merges it completes.
+    ///
+    /// Every index used here is one of the part's own nodes: its leaf slots and the nodes of
+    /// its run of merges (recorded from one walk of a checked tree, where each node occurs
+    /// once, so two parts share none); the tree's current contents never choose an index.
+    fn replay_part<S: LeafSource>(
+        &self,
+        shared: &SharedNodes,
+        ctx: &Ctx<'_, S>,
+        part: &Part,
+    ) -> Result<(), Box<RefitError>> {
+        let base = shared.0;
+        let [lo, hi] = part.leaves.map(|v| v as usize);
+        let [m_lo, m_hi] = part.merges.map(|m| m as usize);
+        let mut done = m_lo;
+        let mut start = lo;
+        while start < hi {
+            let end = hi.min((start / CHUNK + 1) * CHUNK);
+            // SAFETY: leaf slots `start..end` belong to this part only (module docs of
+            // `SharedNodes`); the slice ends before any other access below.
+            let leaves =
+                unsafe { std::slice::from_raw_parts_mut(base.add(ctx.n1 + start), end - start) };
+            ctx.leaves(
+                leaves,
+                0..end - start,
+                start,
+                base.wrapping_add(start).cast_const(),
+            )?;
+            let stop = (self.ends[(end - 1) / CHUNK] as usize).clamp(done, m_hi);
+            for &[node, left, right] in &self.merges[done..stop] {
+                // SAFETY: `node`, `left`, `right` are nodes of this part (see above), below
+                // the node count checked against the tree by the caller.
+                let (l, r, parent) = unsafe {
+                    (
+                        &*base.add(left as usize),
+                        &*base.add(right as usize),
+                        &mut *base.add(node as usize),
+                    )
+                };
+                if parent.left != left || parent.right != right {
+                    return Err(Box::new(RefitError::PlanMismatch {
+                        node: node as usize,
+                    }));
+                }
+                parent.aabb = ctx.src.merge(&l.aabb, &r.aabb);
+            }
+            done = stop;
+            start = end;
         }
         Ok(())
     }
