@@ -199,17 +199,7 @@ impl RefitPlan {
             let (internal, leaves) = nodes.split_at_mut(n1);
             ctx.leaves(leaves, start..n.min(start + CHUNK), 0, internal.as_ptr())
                 .map_err(|e| *e)?;
-            // The indices were checked against the node count when the plan was made.
-            for &[node, left, right] in &self.merges[done..end as usize] {
-                let aabb = src.merge(&nodes[left as usize].aabb, &nodes[right as usize].aabb);
-                let parent = &mut nodes[node as usize];
-                if parent.left != left || parent.right != right {
-                    return Err(RefitError::PlanMismatch {
-                        node: node as usize,
-                    });
-                }
-                parent.aabb = aabb;
-            }
+            self.merge_run(nodes, src, done..end as usize)?;
             done = end as usize;
         }
         Ok(())
@@ -237,7 +227,8 @@ impl RefitPlan {
         self.merge_run(nodes, ctx.src, next..self.merges.len())
     }
 
-    /// The merges `range` of the plan on `nodes`, each checking its node's children.
+    /// The merges `range` of the plan on `nodes`, each checking its node's children (the
+    /// indices were checked against the node count when the plan was made).
     fn merge_run<S: LeafSource>(
         &self,
         nodes: &mut [BvhNode],
