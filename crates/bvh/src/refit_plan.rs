@@ -266,7 +266,7 @@ impl RefitPlan {
         let mut start = lo;
         while start < hi {
             let end = hi.min((start / CHUNK + 1) * CHUNK);
-            // SAFETY: leaf slots `start..end` belong to this part only (module docs of
+            // SAFETY: leaf slots `start..end` belong to this part only (see the docs of
             // `SharedNodes`); the slice ends before any other access below.
             let leaves =
                 unsafe { std::slice::from_raw_parts_mut(base.add(ctx.n1 + start), end - start) };
