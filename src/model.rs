@@ -1,7 +1,7 @@
 //! A mesh together with its bounding-volume hierarchy.
 
 use glam::Vec3;
-use gprox_bvh::{lbvh, refit, refit_plan::RefitPlan, Bvh};
+use gprox_bvh::{lbvh, refit, refit_plan::MeshRefitPlan, Bvh};
 use gprox_geometry::TriMesh;
 
 use crate::Error;
@@ -23,8 +23,9 @@ use crate::Error;
 pub struct Model {
     mesh: TriMesh,
     bvh: Bvh,
-    /// The refit order of `bvh`, made by the first refit (only deforming meshes need one).
-    plan: Option<RefitPlan>,
+    /// The refit order of `bvh` over the faces of `mesh`, made by the first refit (only
+    /// deforming meshes need one).
+    plan: Option<MeshRefitPlan>,
 }
 
 impl Model {
@@ -68,16 +69,16 @@ impl Model {
         self.refit()
     }
 
-    /// Refits the tree to the mesh with the cached [`RefitPlan`], made (again) when there is
-    /// none yet or the tree no longer matches it (backends may replace the tree).
+    /// Refits the tree to the mesh with the cached [`MeshRefitPlan`], made (again) when there
+    /// is none yet or the tree no longer matches it (backends may replace the tree).
     fn refit(&mut self) -> Result<(), Error> {
         if let Some(plan) = &self.plan {
-            if plan.refit_from_mesh(&mut self.bvh, &self.mesh).is_ok() {
+            if plan.refit(&mut self.bvh, &self.mesh).is_ok() {
                 return Ok(());
             }
         }
-        let plan = RefitPlan::new(&self.bvh)?;
-        plan.refit_from_mesh(&mut self.bvh, &self.mesh)?;
+        let plan = MeshRefitPlan::new(&self.bvh, &self.mesh)?;
+        plan.refit(&mut self.bvh, &self.mesh)?;
         self.plan = Some(plan);
         Ok(())
     }

@@ -239,11 +239,11 @@ fn lbvh_timing(triangles: usize, threads: usize, repeats: usize) -> Result<LbvhR
             gprox::bvh::refit::refit_from_mesh(&mut bvh, &mesh)?;
             refit.push(t.elapsed().as_secs_f64() * 1e3);
         }
-        // A deforming model's per-frame refit: its plan is made once per topology.
-        let plan = gprox::bvh::refit_plan::RefitPlan::new(&bvh)?;
+        // A deforming model's per-frame refit: its plan is made once per tree and mesh.
+        let plan = gprox::bvh::refit_plan::MeshRefitPlan::new(&bvh, &mesh)?;
         for _ in 0..repeats.max(3) {
             let t = Instant::now();
-            plan.refit_from_mesh(&mut bvh, &mesh)?;
+            plan.refit(&mut bvh, &mesh)?;
             planned.push(t.elapsed().as_secs_f64() * 1e3);
         }
         Ok(())

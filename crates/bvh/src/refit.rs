@@ -23,8 +23,7 @@ use crate::{Aabb, Bvh, BvhNode, LEAF};
 
 mod source;
 
-use source::face_aabb;
-pub(crate) use source::{prefetch, BoxSource, LeafSource, MeshSource};
+pub(crate) use source::{face_aabb, merge_finite, prefetch, BoxSource, LeafSource, MeshSource};
 
 /// Subtrees with more leaves than this are split and their halves refitted in parallel.
 pub const PAR_LEAVES: usize = 1 << 12;
@@ -88,6 +87,16 @@ pub enum RefitError {
         /// The first node found changed.
         node: usize,
     },
+    /// Refitting with a [`MeshRefitPlan`](crate::refit_plan::MeshRefitPlan): the mesh is not the
+    /// one the plan was made for (nor a clone of it): its
+    /// [`topology_id`](gprox_geometry::TriMesh::topology_id) differs.
+    #[error("mesh topology {found} is not the refit plan's mesh (topology {expected})")]
+    OtherMesh {
+        /// Topology id of the plan's mesh.
+        expected: u64,
+        /// Topology id of the mesh given.
+        found: u64,
+    },
 }
 
 /// The f32 box of one triangle's corners (spec step 1).
@@ -138,10 +147,10 @@ pub fn refit_from_mesh(bvh: &mut Bvh, mesh: &TriMesh) -> Result<(), RefitError> 
 
 /// Leaves ahead of the current one whose reads are started (faces first, then positions).
 const FAR: usize = 96;
-const NEAR: usize = 32;
+pub(crate) const NEAR: usize = 32;
 /// Leaves ahead of the current one whose node and parent entries are prefetched (the
 /// sequential streams).
-const STREAM: usize = 256;
+pub(crate) const STREAM: usize = 256;
 /// Leaves whose boxes [`Ctx::serial`] computes before merging them: small enough that they
 /// and the internal nodes they complete stay in L1.
 pub(crate) const CHUNK: usize = 256;
@@ -448,7 +457,7 @@ fn refit_subtree<S: LeafSource>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::refit_plan::RefitPlan;
+    use crate::refit_plan::{MeshRefitPlan, RefitPlan};
 
     fn xorshift(x: &mut u64) -> u64 {
         *x ^= *x << 13;
@@ -485,9 +494,9 @@ mod tests {
     }
 
     /// Random corruptions of the children and parent arrays never panic, and whenever the refit
-    /// (free, or with a [`RefitPlan`]) succeeds the boxes are exact for the tree the children
+    /// (free, or with a [`RefitPlan`] or a [`MeshRefitPlan`]) succeeds the boxes are exact for the tree the children
     /// describe. Sizes on both sides of [`PAR_LEAVES`] and [`CHUNK`], on two threads (so a big
-    /// tree's plan replays its parts in parallel).
+    /// tree's plans replay their parts in parallel).
     #[test]
     fn corrupted_trees_error_or_refit_exactly() {
         let pool = rayon::ThreadPoolBuilder::new()
@@ -517,6 +526,16 @@ mod tests {
             let plan = RefitPlan::new(&bvh).unwrap();
             plan.refit(&mut fresh, &boxes).unwrap();
             assert_eq!(fresh, bvh);
+            // A mesh of one (degenerate) triangle per box, spanning it.
+            let corners = boxes.iter().flat_map(|b| [b.min, b.max]);
+            let mesh = TriMesh::new(
+                corners.map(glam::Vec3::from_array).collect(),
+                (0..n as u32).map(|i| [2 * i, 2 * i + 1, 2 * i]).collect(),
+            )
+            .unwrap();
+            let mesh_plan = MeshRefitPlan::new(&bvh, &mesh).unwrap();
+            mesh_plan.refit(&mut fresh, &mesh).unwrap();
+            assert_eq!(fresh, bvh);
             for _ in 0..300 {
                 let mut t = bvh.clone();
                 for _ in 0..1 + xorshift(&mut x) % 2 {
@@ -543,6 +562,10 @@ mod tests {
                 // one: errors or exact boxes.
                 let mut u = t.clone();
                 if plan.refit(&mut u, &boxes).is_ok() {
+                    assert!(consistent(&u, &boxes), "n = {n}");
+                }
+                let mut u = t.clone();
+                if mesh_plan.refit(&mut u, &mesh).is_ok() {
                     assert!(consistent(&u, &boxes), "n = {n}");
                 }
                 if let Ok(own) = RefitPlan::new(&t) {

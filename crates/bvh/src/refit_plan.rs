@@ -20,6 +20,47 @@ use rayon::prelude::*;
 
 use crate::{Aabb, Bvh, BvhNode, LEAF};
 
+mod mesh;
+
+pub use mesh::MeshRefitPlan;
+
+/// The leaf half of a replay: the boxes of a run of leaf slots, each checked against the tree.
+pub(crate) trait LeafPass: Sync {
+    /// Index of the first leaf node (`n - 1`).
+    fn n1(&self) -> usize;
+    /// Fills the boxes of `leaves[range]` (leaf slots `first + range`); `internal + k` is only
+    /// an address to prefetch for leaf `k` (see [`Ctx::leaves`]).
+    fn leaves(
+        &self,
+        leaves: &mut [BvhNode],
+        range: std::ops::Range<usize>,
+        first: usize,
+        internal: *const BvhNode,
+    ) -> Result<(), Box<RefitError>>;
+    /// The box of two children.
+    fn merge(&self, a: &Aabb, b: &Aabb) -> Aabb;
+}
+
+impl<S: LeafSource> LeafPass for Ctx<'_, S> {
+    fn n1(&self) -> usize {
+        self.n1
+    }
+    #[inline]
+    fn leaves(
+        &self,
+        leaves: &mut [BvhNode],
+        range: std::ops::Range<usize>,
+        first: usize,
+        internal: *const BvhNode,
+    ) -> Result<(), Box<RefitError>> {
+        Ctx::leaves(self, leaves, range, first, internal)
+    }
+    #[inline(always)]
+    fn merge(&self, a: &Aabb, b: &Aabb) -> Aabb {
+        self.src.merge(a, b)
+    }
+}
+
 /// The post-order merges of one tree topology, for refitting it single-threaded.
 ///
 /// ```
@@ -181,62 +222,68 @@ impl RefitPlan {
         let Some(n) = leaf_count(bvh)? else {
             return Ok(());
         };
-        if bvh.nodes.len() != self.nodes {
-            return Err(RefitError::PlanMismatch { node: 0 });
-        }
-        let n1 = n - 1;
         let ctx = Ctx {
-            n1,
+            n1: n - 1,
             count: src.count(),
             src,
         };
+        self.replay(bvh, &ctx)
+    }
+
+    /// Replays the plan on `bvh` (a non-empty tree), the leaf boxes made by `pass`.
+    fn replay<P: LeafPass>(&self, bvh: &mut Bvh, pass: &P) -> Result<(), RefitError> {
+        if bvh.nodes.len() != self.nodes {
+            return Err(RefitError::PlanMismatch { node: 0 });
+        }
+        let n1 = pass.n1();
+        let n = n1 + 1;
         if !self.parts.is_empty() && rayon::current_num_threads() > 1 {
-            return self.replay_parallel(&mut bvh.nodes, &ctx);
+            return self.replay_parallel(&mut bvh.nodes, pass);
         }
         let nodes = &mut bvh.nodes[..];
         let mut done = 0;
         for (start, &end) in (0..n).step_by(CHUNK).zip(&self.ends) {
             let (internal, leaves) = nodes.split_at_mut(n1);
-            ctx.leaves(leaves, start..n.min(start + CHUNK), 0, internal.as_ptr())
+            pass.leaves(leaves, start..n.min(start + CHUNK), 0, internal.as_ptr())
                 .map_err(|e| *e)?;
-            self.merge_run(nodes, src, done..end as usize)?;
+            self.merge_run(nodes, pass, done..end as usize)?;
             done = end as usize;
         }
         Ok(())
     }
 
     /// The parts in parallel, then the merges above them in post-order.
-    fn replay_parallel<S: LeafSource>(
+    fn replay_parallel<P: LeafPass>(
         &self,
         nodes: &mut [BvhNode],
-        ctx: &Ctx<'_, S>,
+        pass: &P,
     ) -> Result<(), RefitError> {
         let shared = SharedNodes(nodes.as_mut_ptr());
         let shared = &shared;
         self.parts
             .par_iter()
-            .try_for_each(|part| self.replay_part(shared, ctx, part))
+            .try_for_each(|part| self.replay_part(shared, pass, part))
             .map_err(|e| *e)?;
         // The merges outside the parts' runs: the parts' ancestors, children first.
         let mut next = 0usize;
         for part in &self.parts {
             let [from, to] = part.merges.map(|m| m as usize);
-            self.merge_run(nodes, ctx.src, next..from)?;
+            self.merge_run(nodes, pass, next..from)?;
             next = to;
         }
-        self.merge_run(nodes, ctx.src, next..self.merges.len())
+        self.merge_run(nodes, pass, next..self.merges.len())
     }
 
     /// The merges `range` of the plan on `nodes`, each checking its node's children (the
     /// indices were checked against the node count when the plan was made).
-    fn merge_run<S: LeafSource>(
+    fn merge_run<P: LeafPass>(
         &self,
         nodes: &mut [BvhNode],
-        src: &S,
+        pass: &P,
         range: std::ops::Range<usize>,
     ) -> Result<(), RefitError> {
         for &[node, left, right] in &self.merges[range] {
-            let aabb = src.merge(&nodes[left as usize].aabb, &nodes[right as usize].aabb);
+            let aabb = pass.merge(&nodes[left as usize].aabb, &nodes[right as usize].aabb);
             let parent = &mut nodes[node as usize];
             if parent.left != left || parent.right != right {
                 return Err(RefitError::PlanMismatch {
@@ -253,10 +300,10 @@ impl RefitPlan {
     /// Every index used here is one of the part's own nodes: its leaf slots and the nodes of
     /// its run of merges (recorded from one walk of a checked tree, where each node occurs
     /// once, so two parts share none); the tree's current contents never choose an index.
-    fn replay_part<S: LeafSource>(
+    fn replay_part<P: LeafPass>(
         &self,
         shared: &SharedNodes,
-        ctx: &Ctx<'_, S>,
+        pass: &P,
         part: &Part,
     ) -> Result<(), Box<RefitError>> {
         let base = shared.0;
@@ -269,8 +316,8 @@ impl RefitPlan {
             // SAFETY: leaf slots `start..end` belong to this part only (see the docs of
             // `SharedNodes`); the slice ends before any other access below.
             let leaves =
-                unsafe { std::slice::from_raw_parts_mut(base.add(ctx.n1 + start), end - start) };
-            ctx.leaves(
+                unsafe { std::slice::from_raw_parts_mut(base.add(pass.n1() + start), end - start) };
+            pass.leaves(
                 leaves,
                 0..end - start,
                 start,
@@ -292,7 +339,7 @@ impl RefitPlan {
                         node: node as usize,
                     }));
                 }
-                parent.aabb = ctx.src.merge(&l.aabb, &r.aabb);
+                parent.aabb = pass.merge(&l.aabb, &r.aabb);
             }
             done = stop;
             start = end;

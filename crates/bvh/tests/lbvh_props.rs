@@ -2,7 +2,8 @@
 //! boxes checked against the triangles' own vertices, the topology against a top-down radix
 //! tree over `(code, slot)` keys, the order against `slice::sort`.
 
-use gprox_bvh::{lbvh, morton, refit, refit_plan::RefitPlan, sort, Aabb, Bvh, LEAF};
+use gprox_bvh::refit_plan::{MeshRefitPlan, RefitPlan};
+use gprox_bvh::{lbvh, morton, refit, sort, Aabb, Bvh, LEAF};
 use gprox_geometry::{glam::Vec3, TriMesh};
 use proptest::prelude::*;
 
@@ -135,6 +136,10 @@ proptest! {
         let mut planned = before.clone();
         RefitPlan::new(&before).unwrap().refit_from_mesh(&mut planned, &mesh).unwrap();
         prop_assert_eq!(&planned, &bvh);
+        // And a plan holding the mesh's faces in leaf order.
+        let mut bound = before.clone();
+        MeshRefitPlan::new(&before, &mesh).unwrap().refit(&mut bound, &mesh).unwrap();
+        prop_assert_eq!(&bound, &bvh);
         for (a, b) in before.nodes.iter().zip(&bvh.nodes) {
             prop_assert_eq!((a.left, a.right), (b.left, b.right));
         }
@@ -277,6 +282,49 @@ fn refit_rejects_mismatched_input() {
     ));
     assert!(matches!(
         plan.refit(&mut bvh, &boxes[..3]),
+        Err(refit::RefitError::PrimitiveOutOfRange { count: 3, .. })
+    ));
+}
+
+/// A [`MeshRefitPlan`] refits only its own mesh (or a clone) and the tree it was made for.
+#[test]
+fn mesh_refit_plan_rejects_other_meshes_and_trees() {
+    let positions: Vec<Vec3> = (0..7)
+        .map(|i| Vec3::new(i as f32, (i * i) as f32, 0.5))
+        .collect();
+    let faces: Vec<[u32; 3]> = (0..5).map(|i| [i, i + 1, i + 2]).collect();
+    let mesh = TriMesh::new(positions.clone(), faces.clone()).unwrap();
+    let mut bvh = lbvh::build(&mesh);
+    let plan = MeshRefitPlan::new(&bvh, &mesh).unwrap();
+    // A clone, moved: fine, and the same boxes as the free refit.
+    let mut moved = mesh.clone();
+    moved
+        .set_positions(positions.iter().map(|p| *p * 3.0).collect())
+        .unwrap();
+    plan.refit(&mut bvh, &moved).unwrap();
+    let mut free = bvh.clone();
+    refit::refit_from_mesh(&mut free, &moved).unwrap();
+    assert_eq!(bvh, free);
+    // An equal mesh made separately might have other faces: refused.
+    let twin = TriMesh::new(positions.clone(), faces.clone()).unwrap();
+    assert!(matches!(
+        plan.refit(&mut bvh, &twin),
+        Err(refit::RefitError::OtherMesh { .. })
+    ));
+    // A leaf holding another primitive than when the plan was made.
+    let n1 = bvh.nodes.len() / 2;
+    let mut swapped = bvh.clone();
+    let (a, b) = (swapped.nodes[n1].left, swapped.nodes[n1 + 1].left);
+    swapped.nodes[n1].left = b;
+    swapped.nodes[n1 + 1].left = a;
+    assert!(matches!(
+        plan.refit(&mut swapped, &moved),
+        Err(refit::RefitError::PlanMismatch { .. })
+    ));
+    // A tree over more faces than the mesh has.
+    let small = TriMesh::new(positions, faces[..3].to_vec()).unwrap();
+    assert!(matches!(
+        MeshRefitPlan::new(&bvh, &small),
         Err(refit::RefitError::PrimitiveOutOfRange { count: 3, .. })
     ));
 }

@@ -1,18 +1,33 @@
 //! Indexed triangle meshes.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use glam::Vec3;
 
 use crate::GeometryError;
+
+/// The next [`TriMesh::topology_id`]: one per mesh made by [`TriMesh::new`].
+static NEXT_TOPOLOGY: AtomicU64 = AtomicU64::new(1);
 
 /// An indexed triangle mesh: f32 positions and `[u32; 3]` faces.
 ///
 /// Built through [`TriMesh::new`], which validates the input; degenerate (zero-area or
 /// repeated-index) faces are *reported* by [`TriMesh::degenerate_faces`], not rejected: the exact
 /// tests handle them.
-#[derive(Clone, Debug, PartialEq)]
+///
+/// Equality compares positions and faces (not [`TriMesh::topology_id`]).
+#[derive(Clone, Debug)]
 pub struct TriMesh {
     positions: Vec<Vec3>,
     faces: Vec<[u32; 3]>,
+    /// See [`TriMesh::topology_id`].
+    topology: u64,
+}
+
+impl PartialEq for TriMesh {
+    fn eq(&self, other: &Self) -> bool {
+        self.positions == other.positions && self.faces == other.faces
+    }
 }
 
 impl TriMesh {
@@ -49,7 +64,11 @@ impl TriMesh {
                 });
             }
         }
-        Ok(Self { positions, faces })
+        Ok(Self {
+            positions,
+            faces,
+            topology: NEXT_TOPOLOGY.fetch_add(1, Ordering::Relaxed),
+        })
     }
 
     /// Vertex positions.
@@ -60,6 +79,23 @@ impl TriMesh {
     /// Faces as vertex-index triples.
     pub fn faces(&self) -> &[[u32; 3]] {
         &self.faces
+    }
+
+    /// An id of the faces: two meshes with the same id have the same faces. Every
+    /// [`TriMesh::new`] makes a new id; clones and position updates keep it (the faces never
+    /// change), so caches of per-face data made for one mesh can check that they still fit.
+    ///
+    /// ```
+    /// use gprox_geometry::{glam::Vec3, TriMesh};
+    /// let mut a = TriMesh::new(vec![Vec3::ZERO, Vec3::X, Vec3::Y], vec![[0, 1, 2]]).unwrap();
+    /// let b = a.clone();
+    /// a.set_positions(vec![Vec3::ZERO, Vec3::Y, Vec3::Z]).unwrap();
+    /// assert_eq!(a.topology_id(), b.topology_id());
+    /// let c = TriMesh::new(b.positions().to_vec(), b.faces().to_vec()).unwrap();
+    /// assert_ne!(c.topology_id(), b.topology_id());
+    /// ```
+    pub fn topology_id(&self) -> u64 {
+        self.topology
     }
 
     /// Number of faces.

@@ -29,7 +29,7 @@ pub(super) fn max_finite(a: f32, b: f32) -> f32 {
 /// [`triangle_aabb`] of a mesh face. The corners of a [`TriMesh`] are finite (it checks
 /// them), so the plain comparisons of [`min_finite`] give the same bits.
 #[inline]
-pub(super) fn face_aabb(pos: &[glam::Vec3], f: &[u32; 3]) -> Aabb {
+pub(crate) fn face_aabb(pos: &[glam::Vec3], f: &[u32; 3]) -> Aabb {
     // Written out (no closures or `array::map`): this is the leaf loop's body.
     let (a, b, c) = (pos[f[0] as usize], pos[f[1] as usize], pos[f[2] as usize]);
     Aabb {
@@ -48,7 +48,7 @@ pub(super) fn face_aabb(pos: &[glam::Vec3], f: &[u32; 3]) -> Aabb {
 
 /// [`Aabb::merge`] of non-NaN boxes (see [`min_finite`]).
 #[inline(always)]
-pub(super) fn merge_finite(a: &Aabb, b: &Aabb) -> Aabb {
+pub(crate) fn merge_finite(a: &Aabb, b: &Aabb) -> Aabb {
     Aabb {
         min: [
             min_finite(a.min[0], b.min[0]),
