@@ -126,7 +126,7 @@ impl RefitPlan {
         // First leaf slot below each node and, for internal nodes, its position in `merges`.
         let mut first = vec![0u32; total];
         let mut position = vec![0u32; total];
-        let mut merges = Vec::with_capacity(n1);
+        let mut merges = crate::alloc::with_capacity(n1);
         let mut ends = Vec::with_capacity(n.div_ceil(CHUNK));
         let mut next_leaf = 0usize;
         let mut stack = vec![(0usize, false)];

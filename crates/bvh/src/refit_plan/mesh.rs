@@ -47,18 +47,17 @@ impl MeshRefitPlan {
         let plan = RefitPlan::new(bvh)?;
         let n1 = leaf_count(bvh)?.map_or(0, |n| n - 1);
         let count = mesh.face_count();
-        let faces = bvh.nodes[n1..]
-            .iter()
-            .enumerate()
-            .map(|(slot, leaf)| match mesh.faces().get(leaf.left as usize) {
-                Some(&[a, b, c]) => Ok([a, b, c, leaf.left]),
-                None => Err(RefitError::PrimitiveOutOfRange {
+        let mut faces = crate::alloc::with_capacity(bvh.nodes.len() - n1);
+        for (slot, leaf) in bvh.nodes[n1..].iter().enumerate() {
+            let Some(&[a, b, c]) = mesh.faces().get(leaf.left as usize) else {
+                return Err(RefitError::PrimitiveOutOfRange {
                     node: n1 + slot,
                     primitive: leaf.left,
                     count,
-                }),
-            })
-            .collect::<Result<_, _>>()?;
+                });
+            };
+            faces.push([a, b, c, leaf.left]);
+        }
         Ok(Self {
             plan,
             faces,
