@@ -491,7 +491,7 @@ pub fn run_all(args: &Args) -> Result<bool> {
         ));
         report
             .lbvh
-            .push(lbvh_timing(args.lbvh_triangles, args.lbvh_threads, 5)?);
+            .push(lbvh_timing(args.lbvh_triangles, args.lbvh_threads, 11)?);
         spinner.finish_and_clear();
     }
     let md = report.markdown();

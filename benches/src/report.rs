@@ -162,7 +162,7 @@ pub struct LbvhRecord {
     pub build_ms: Summary,
     /// Refit times (leaf boxes + bottom-up pass) over repetitions, ms.
     pub refit_ms: Summary,
-    /// Refit times with a `RefitPlan` made once beforehand (a deforming model's update), ms.
+    /// Refit times with a `MeshRefitPlan` made once beforehand (a deforming model's update), ms.
     pub refit_plan_ms: Summary,
 }
 
