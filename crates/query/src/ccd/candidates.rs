@@ -20,7 +20,7 @@
 use glam::{DVec3, Vec3};
 use gprox_geometry::TriMesh;
 
-use super::filter::{closest_on_triangle, closest_segments, never_coplanar, Groups};
+use super::filter::{excluded, Projected};
 use super::mesh::{Feature, FeatureToi, MeshCcd};
 use super::{check_point, edge_edge_unchecked, vertex_face_unchecked, CcdError, CcdOptions};
 use crate::self_collide::Topology;
@@ -509,97 +509,6 @@ impl<'m, 'a> FacePair<'m, 'a> {
             }
         }
     }
-}
-
-/// Projections of the six corners of a face pair onto one direction at both ends of the step,
-/// with a rigorous rounding margin: a feature pair whose projections are apart by more than the
-/// margin, in the same order, at both ends never touches (each projected difference is linear
-/// in `t`).
-struct Projected {
-    start: [f64; 6],
-    end: [f64; 6],
-    need: f64,
-}
-
-impl Projected {
-    /// Projections onto the direction between the face centroids (over both ends), or `None`
-    /// when it is degenerate.
-    #[inline]
-    fn new(corners0: &[DVec3; 6], corners1: &[DVec3; 6], sep: f64, big: f64) -> Option<Self> {
-        let mut w = DVec3::ZERO;
-        for k in 0..3 {
-            w += (corners0[k + 3] + corners1[k + 3]) - (corners0[k] + corners1[k]);
-        }
-        if !w.is_finite() || w == DVec3::ZERO {
-            return None;
-        }
-        let mut start = [0.0; 6];
-        let mut end = [0.0; 6];
-        for k in 0..6 {
-            let (p, q) = (corners0[k], corners1[k]);
-            start[k] = w.x * p.x + w.y * p.y + w.z * p.z;
-            end[k] = w.x * q.x + w.y * q.y + w.z * q.z;
-        }
-        // `big` bounds every coordinate of both meshes at both ends.
-        // As in `Groups::separated_along`: |fl(w·p) - w·p| ≤ 3u Σ|w_k p_k| ≤ 3u |w|₁ max|p|;
-        // two values and one subtraction ≤ 8u m, we use 12u m; minimum separation: distance
-        // ≥ gap / |w|₂ ≥ gap / |w|₁.
-        const U: f64 = f64::EPSILON * 0.5;
-        let w1 = w.abs().element_sum();
-        let need =
-            (12.0 * U * big + sep * (1.0 + 4.0 * U)) * w1 * (1.0 + 4.0 * U) + f64::MIN_POSITIVE;
-        need.is_finite().then_some(Self { start, end, need })
-    }
-
-    /// Whether slots `s[..split]` and `s[split..]` are separated at both ends, in one order.
-    /// Branch-free: the groups are read as `{s0, s[split-1]}` and `{s[split], s2, s3}` (a
-    /// repeated slot changes no range). The projections are finite (`need` is), so the plain
-    /// min/max are the ranges.
-    #[inline]
-    fn separated(&self, s: &[u8; 4], split: usize) -> bool {
-        let (a, b) = ([s[0], s[split - 1]], [s[split], s[2], s[3]]);
-        let ends = |v: &[f64; 6]| {
-            let at = |k: u8| v[k as usize];
-            let (a0, a1) = (at(a[0]), at(a[1]));
-            let (b0, b1, b2) = (at(b[0]), at(b[1]), at(b[2]));
-            (
-                (a0.min(a1), a0.max(a1)),
-                (b0.min(b1).min(b2), b0.max(b1).max(b2)),
-            )
-        };
-        let (a0, b0) = ends(&self.start);
-        let (a1, b1) = ends(&self.end);
-        let pos = (b0.0 - a0.1 > self.need) & (b1.0 - a1.1 > self.need);
-        let neg = (a0.0 - b0.1 > self.need) & (a1.0 - b1.1 > self.need);
-        pos | neg
-    }
-}
-
-/// Cheap certified exclusion of an elementary query whose points `..split` form one
-/// primitive and `split..` the other (see the private `filter` module).
-#[inline]
-fn excluded(start: &[DVec3; 4], end: &[DVec3; 4], split: usize, sep: f64) -> bool {
-    let g = Groups {
-        start,
-        end,
-        split,
-        sep,
-    };
-    if g.axis_separated() {
-        return true;
-    }
-    for pts in [start, end] {
-        let w = if split == 1 {
-            pts[0] - closest_on_triangle(pts[0], pts[1], pts[2], pts[3])
-        } else {
-            let (a, b) = closest_segments(pts[0], pts[1], pts[2], pts[3]);
-            b - a
-        };
-        if g.separated_along(w) {
-            return true;
-        }
-    }
-    sep == 0.0 && never_coplanar(start, end)
 }
 
 /// Sorted by feature, one contact per feature (the earliest `t_lo`, then the tightest `t_hi`),
