@@ -347,3 +347,37 @@ impl RefitPlan {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An LBVH large enough to split gets parallel parts that tile its leaves, each with its
+    /// subtree's merges; tiny trees get none.
+    #[test]
+    fn lbvh_plans_have_parts_that_tile_the_leaves() {
+        let n = 3 * crate::refit::PAR_LEAVES + 17;
+        let boxes: Vec<Aabb> = (0..n)
+            .map(|i| {
+                let p = [
+                    (i * 7919 % 1000) as f32,
+                    (i * 104_729 % 997) as f32,
+                    i as f32,
+                ];
+                Aabb { min: p, max: p }
+            })
+            .collect();
+        let plan = RefitPlan::new(&crate::lbvh::build_from_aabbs(&boxes)).unwrap();
+        assert!(plan.parts.len() > 1);
+        let mut next = 0;
+        for part in &plan.parts {
+            let [lo, hi] = part.leaves;
+            assert_eq!(lo, next);
+            assert_eq!(part.merges[1] - part.merges[0], hi - lo - 1);
+            next = hi;
+        }
+        assert_eq!(next as usize, n);
+        let small = RefitPlan::new(&crate::lbvh::build_from_aabbs(&boxes[..100])).unwrap();
+        assert!(small.parts.is_empty());
+    }
+}

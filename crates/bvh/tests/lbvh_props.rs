@@ -453,3 +453,75 @@ fn parallel_refit_of_large_trees_matches_oracle() {
         });
     }
 }
+
+/// A valid tree that is not laid out as an LBVH (its internal nodes relabelled at random): a
+/// plan still refits it exactly on two threads (its parts replayed in parallel), though the
+/// free refit refuses it.
+#[test]
+fn plans_refit_relabelled_trees_exactly() {
+    let n = 20_000usize;
+    let mut x = 0x853c_49e6_748f_ea9bu64;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let boxes: Vec<Aabb> = (0..n)
+        .map(|_| {
+            let lo = [0, 1, 2].map(|_| (next() % 10_000) as f32 * 0.01);
+            Aabb {
+                min: lo,
+                max: lo.map(|v| v + 0.5),
+            }
+        })
+        .collect();
+    let bvh = lbvh::build_from_aabbs(&boxes);
+    let n1 = n - 1;
+    // A random permutation of the internal nodes 1..n1 (the root stays at 0).
+    let mut label: Vec<u32> = (0..n1 as u32).collect();
+    for i in (2..n1).rev() {
+        label.swap(i, 1 + (next() % i as u64) as usize);
+    }
+    let map = |c: u32| {
+        if (c as usize) < n1 {
+            label[c as usize]
+        } else {
+            c
+        }
+    };
+    let mut t = bvh.clone();
+    for (i, node) in bvh.nodes.iter().enumerate() {
+        let j = map(i as u32) as usize;
+        t.nodes[j] = *node;
+        t.nodes[j].aabb = Aabb::EMPTY;
+        if !node.is_leaf() {
+            t.nodes[j].left = map(node.left);
+            t.nodes[j].right = map(node.right);
+        }
+        t.parents[j] = if bvh.parents[i] == LEAF {
+            LEAF
+        } else {
+            map(bvh.parents[i])
+        };
+    }
+    assert!(
+        refit::refit(&mut t.clone(), &boxes).is_err(),
+        "not an LBVH layout"
+    );
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
+    pool.install(|| {
+        RefitPlan::new(&t).unwrap().refit(&mut t, &boxes).unwrap();
+    });
+    for (i, node) in t.nodes.iter().enumerate() {
+        let mut below = Vec::new();
+        prims_below(&t, i, &mut below);
+        let expect = below
+            .iter()
+            .fold(Aabb::EMPTY, |b, &p| b.merge(&boxes[p as usize]));
+        assert_eq!(node.aabb, expect, "node {i}");
+    }
+}
