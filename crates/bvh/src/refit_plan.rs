@@ -15,7 +15,9 @@
 
 use gprox_geometry::TriMesh;
 
-use crate::refit::{leaf_count, BoxSource, Ctx, LeafSource, MeshSource, RefitError, CHUNK};
+use crate::refit::{
+    leaf_count, BoxSource, Ctx, LeafPass, LeafSource, MeshSource, RefitError, CHUNK,
+};
 use rayon::prelude::*;
 
 use crate::{Aabb, Bvh, BvhNode, LEAF};
@@ -23,43 +25,6 @@ use crate::{Aabb, Bvh, BvhNode, LEAF};
 mod mesh;
 
 pub use mesh::MeshRefitPlan;
-
-/// The leaf half of a replay: the boxes of a run of leaf slots, each checked against the tree.
-pub(crate) trait LeafPass: Sync {
-    /// Index of the first leaf node (`n - 1`).
-    fn n1(&self) -> usize;
-    /// Fills the boxes of `leaves[range]` (leaf slots `first + range`); `internal + k` is only
-    /// an address to prefetch for leaf `k` (see [`Ctx::leaves`]).
-    fn leaves(
-        &self,
-        leaves: &mut [BvhNode],
-        range: std::ops::Range<usize>,
-        first: usize,
-        internal: *const BvhNode,
-    ) -> Result<(), Box<RefitError>>;
-    /// The box of two children.
-    fn merge(&self, a: &Aabb, b: &Aabb) -> Aabb;
-}
-
-impl<S: LeafSource> LeafPass for Ctx<'_, S> {
-    fn n1(&self) -> usize {
-        self.n1
-    }
-    #[inline]
-    fn leaves(
-        &self,
-        leaves: &mut [BvhNode],
-        range: std::ops::Range<usize>,
-        first: usize,
-        internal: *const BvhNode,
-    ) -> Result<(), Box<RefitError>> {
-        Ctx::leaves(self, leaves, range, first, internal)
-    }
-    #[inline(always)]
-    fn merge(&self, a: &Aabb, b: &Aabb) -> Aabb {
-        self.src.merge(a, b)
-    }
-}
 
 /// The post-order merges of one tree topology, for refitting it single-threaded.
 ///

@@ -9,8 +9,10 @@
 use glam::Vec3;
 use gprox_geometry::TriMesh;
 
-use super::{LeafPass, RefitPlan};
-use crate::refit::{face_aabb, leaf_count, merge_finite, prefetch, RefitError, NEAR, STREAM};
+use super::RefitPlan;
+use crate::refit::{
+    face_aabb, leaf_count, merge_finite, prefetch, prefetch_streams, LeafPass, RefitError, NEAR,
+};
 use crate::{Aabb, Bvh, BvhNode, LEAF};
 
 /// A [`RefitPlan`] bound to one mesh: refits the tree to the mesh's current positions, the
@@ -109,8 +111,7 @@ impl LeafPass for FacePass<'_> {
     ) -> Result<(), Box<RefitError>> {
         let faces = &self.faces[first..first + leaves.len()];
         for k in range {
-            prefetch(internal.wrapping_add(k + STREAM));
-            prefetch(leaves.as_ptr().wrapping_add(k + STREAM));
+            prefetch_streams(leaves, internal, k);
             if let Some(ahead) = faces.get(k + NEAR) {
                 for &v in &ahead[..3] {
                     prefetch(self.pos.as_ptr().wrapping_add(v as usize));
