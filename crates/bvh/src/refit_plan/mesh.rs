@@ -21,7 +21,8 @@ use crate::{Aabb, Bvh, BvhNode, LEAF};
 /// The boxes are bit-identical to [`crate::refit::refit_from_mesh`]'s. Besides the plan's own
 /// checks, every leaf must still hold the primitive it held when the plan was made
 /// ([`RefitError::PlanMismatch`] otherwise), and the mesh must be the plan's, or a clone of it,
-/// moved or not ([`RefitError::OtherMesh`]).
+/// moved or not ([`RefitError::OtherMesh`]). It holds about 28 bytes per triangle (16 for the
+/// face, 12 for its merge).
 ///
 /// ```
 /// use gprox_bvh::{lbvh, refit_plan::MeshRefitPlan};
