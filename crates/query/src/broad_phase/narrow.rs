@@ -138,46 +138,24 @@ pub(super) fn world_pairs(a: &Body<'_>, b: &Body<'_>, margin: f64) -> Vec<[u32; 
         } else if !leaf_a && (leaf_b || x.size() >= y.size()) {
             // Descend the larger node (by box extent), as the pair query does; go on with the
             // first child that is near, keep the other for later.
-            let [c0, c1] = links_a[(i - leaves_a) as usize];
-            match (
-                near(&a.boxes[c0 as usize], y),
-                near(&a.boxes[c1 as usize], y),
-            ) {
-                (true, true) => {
-                    stack.push((c1, j));
-                    i = c0;
-                    continue;
+            let c = links_a[(i - leaves_a) as usize];
+            let near_c = c.map(|k| near(&a.boxes[k as usize], y));
+            if let Some((now, later)) = near_children(c, near_c) {
+                if let Some(k) = later {
+                    stack.push((k, j));
                 }
-                (true, false) => {
-                    i = c0;
-                    continue;
-                }
-                (false, true) => {
-                    i = c1;
-                    continue;
-                }
-                (false, false) => {}
+                i = now;
+                continue;
             }
         } else {
-            let [c0, c1] = links_b[(j - leaves_b) as usize];
-            match (
-                near(x, &b.boxes[c0 as usize]),
-                near(x, &b.boxes[c1 as usize]),
-            ) {
-                (true, true) => {
-                    stack.push((i, c1));
-                    j = c0;
-                    continue;
+            let c = links_b[(j - leaves_b) as usize];
+            let near_c = c.map(|k| near(x, &b.boxes[k as usize]));
+            if let Some((now, later)) = near_children(c, near_c) {
+                if let Some(k) = later {
+                    stack.push((i, k));
                 }
-                (true, false) => {
-                    j = c0;
-                    continue;
-                }
-                (false, true) => {
-                    j = c1;
-                    continue;
-                }
-                (false, false) => {}
+                j = now;
+                continue;
             }
         }
         match stack.pop() {
@@ -206,4 +184,16 @@ pub(super) fn shape_of(o: &CollisionObject<'_>) -> Result<Shape, CollideError> {
             face,
         },
     })
+}
+
+/// Of the children `c` of a descended node, the one to visit now and the one to keep for later,
+/// given which are near the other node; `None` when neither is.
+#[inline]
+fn near_children(c: [u32; 2], near: [bool; 2]) -> Option<(u32, Option<u32>)> {
+    match near {
+        [true, true] => Some((c[0], Some(c[1]))),
+        [true, false] => Some((c[0], None)),
+        [false, true] => Some((c[1], None)),
+        [false, false] => None,
+    }
 }
