@@ -3,7 +3,7 @@
 use std::fmt;
 
 use glam::{Affine3A, Vec3};
-use gprox_cuda::{Device, GpuCollideOptions};
+use gprox_cuda::{Device, DeviceOps, GpuCollideOptions, ResidentObject};
 use gprox_geometry::transform::Pose64;
 use gprox_geometry::TriMesh;
 use gprox_query::collide::{self, CollideOptions};
@@ -108,26 +108,41 @@ impl Context {
         }
     }
 
-    /// Builds the BVH of `mesh` on this backend (every backend builds the same tree).
+    /// Device operations performed so far by this context (launches, host synchronisations,
+    /// bytes copied each way, allocations); `None` on the CPU. Subtract two snapshots for the
+    /// cost of the queries in between.
+    ///
+    /// ```
+    /// use gprox::{Backend, Context};
+    /// assert!(Context::new(Backend::Cpu).unwrap().device_ops().is_none());
+    /// ```
+    pub fn device_ops(&self) -> Option<DeviceOps> {
+        self.device.as_ref().map(Device::ops)
+    }
+
+    /// Builds the BVH of `mesh` on this backend (every backend builds the same tree); on a
+    /// device the model's mesh and tree stay there for its queries.
     pub fn model(&self, mesh: TriMesh) -> Result<Model, Error> {
         match &self.device {
             None => Ok(Model::new(mesh)),
             Some(d) => {
                 let bvh = d.build_bvh(&mesh)?;
-                Ok(Model::from_trusted(mesh, bvh))
+                let model = Model::from_trusted(mesh, bvh);
+                model.resident(d)?;
+                Ok(model)
             }
         }
     }
 
-    /// Moves a model's vertices to `positions` (same count) and refits its BVH on this backend.
+    /// Moves a model's vertices to `positions` (same count) and refits its BVH on this
+    /// backend: on a device, the positions are uploaded once and the resident tree refit
+    /// there (the host tree is refit only when asked for, see [`Model::bvh`]).
     pub fn update(&self, model: &mut Model, positions: &[Vec3]) -> Result<(), Error> {
         match &self.device {
             None => model.update_positions(positions),
             Some(d) => {
-                let (mesh, bvh) = model.parts_mut();
-                mesh.copy_positions_from(positions)?;
-                let boxes = d.triangle_aabbs(mesh)?;
-                d.refit(bvh, &boxes)?;
+                model.move_positions_for_device(positions)?;
+                model.resident(d)?;
                 Ok(())
             }
         }
@@ -150,17 +165,16 @@ impl Context {
                 Ok(collide::try_collide_all(&oa, &ob, opts)?)
             }
             Some(d) => {
-                let (oa, ob) = (gpu_object(a, pose_a), gpu_object(b, pose_b));
-                let gopts = GpuCollideOptions {
-                    margin: opts.margin,
-                    ..Default::default()
-                };
-                Ok(d.collide_all(&oa, &ob, &gopts)?)
+                let (ra, rb) = (a.resident(d)?, b.resident(d)?);
+                let oa = ResidentObject::new(&ra, a.mesh(), Pose64::from_affine(pose_a));
+                let ob = ResidentObject::new(&rb, b.mesh(), Pose64::from_affine(pose_b));
+                Ok(d.collide_all_resident(&oa, &ob, &gpu_options(opts))?)
             }
         }
     }
 
-    /// Whether any triangle of `a` intersects any triangle of `b` (early out on the CPU).
+    /// Whether any triangle of `a` intersects any triangle of `b` (or comes within
+    /// `opts.margin`); stops at the first certified intersecting pair on every backend.
     pub fn collide_any(
         &self,
         a: &Model,
@@ -174,8 +188,12 @@ impl Context {
                 let (oa, ob) = (object(a, pose_a), object(b, pose_b));
                 Ok(collide::try_collide_any(&oa, &ob, opts)?)
             }
-            // No early-out kernel yet: the full pair set, then "is it empty".
-            Some(_) => Ok(!self.collide_all(a, pose_a, b, pose_b, opts)?.is_empty()),
+            Some(d) => {
+                let (ra, rb) = (a.resident(d)?, b.resident(d)?);
+                let oa = ResidentObject::new(&ra, a.mesh(), Pose64::from_affine(pose_a));
+                let ob = ResidentObject::new(&rb, b.mesh(), Pose64::from_affine(pose_b));
+                Ok(d.collide_any_resident(&oa, &ob, &gpu_options(opts))?)
+            }
         }
     }
 }
@@ -188,10 +206,9 @@ fn object<'a>(m: &'a Model, pose: &Affine3A) -> collide::CollisionObject<'a> {
     }
 }
 
-fn gpu_object<'a>(m: &'a Model, pose: &Affine3A) -> gprox_cuda::CollisionObject<'a> {
-    gprox_cuda::CollisionObject {
-        mesh: m.mesh(),
-        bvh: m.bvh(),
-        pose: Pose64::from_affine(pose),
+fn gpu_options(opts: &CollideOptions) -> GpuCollideOptions {
+    GpuCollideOptions {
+        margin: opts.margin,
+        ..Default::default()
     }
 }

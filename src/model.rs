@@ -1,7 +1,10 @@
-//! A mesh together with its bounding-volume hierarchy.
+//! A mesh together with its bounding-volume hierarchy, and its copy on a device.
+
+use std::sync::{Arc, Mutex, OnceLock};
 
 use glam::Vec3;
 use gprox_bvh::{lbvh, refit, refit_plan::MeshRefitPlan, Bvh};
+use gprox_cuda::{Device, ResidentMesh};
 use gprox_geometry::TriMesh;
 
 use crate::Error;
@@ -10,7 +13,13 @@ use crate::Error;
 ///
 /// The tree is built on the CPU by [`Model::new`] (or on a device through
 /// [`Context::model`](crate::Context::model)); both give the same tree bit for bit. A deforming
-/// mesh moves to its next frame with [`Model::set_positions`], which refits the tree.
+/// mesh moves to its next frame with [`Model::set_positions`] (CPU refit) or
+/// [`Context::update`](crate::Context::update) (refit where the context runs).
+///
+/// On a GPU context the model keeps a device copy of its mesh and tree from first use until it
+/// is dropped: queries upload nothing, and an update uploads only the new positions and refits
+/// on the device. The host tree is then brought up to date only if it is asked for
+/// ([`Model::bvh`]). Cloning a model copies the host side only.
 ///
 /// ```
 /// use gprox::{geometry::scene::torus, Model};
@@ -19,13 +28,44 @@ use crate::Error;
 /// model.set_positions(moved).unwrap();
 /// assert!(model.bvh().root_aabb().max[0] > 2.5);
 /// ```
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Model {
     mesh: TriMesh,
+    /// The tree; its boxes are those of `mesh` unless `stale` (a device refit moved on).
     bvh: Bvh,
+    /// Set by updates that refit only on a device: `bvh` has the right shape but old boxes.
+    stale: bool,
+    /// `bvh` refit to the current positions on demand while `stale`.
+    fresh: OnceLock<Bvh>,
     /// The refit order of `bvh` over the faces of `mesh`, made by the first refit (only
     /// deforming meshes need one).
     plan: Option<MeshRefitPlan>,
+    /// Counts position changes, so a device copy knows whether it is current.
+    version: u64,
+    /// The device copy (one device at a time).
+    resident: Mutex<Option<Resident>>,
+}
+
+/// A model's copy on one device, at one version of its positions.
+#[derive(Debug)]
+struct Resident {
+    device: u64,
+    version: u64,
+    mesh: Arc<ResidentMesh>,
+}
+
+impl Clone for Model {
+    fn clone(&self) -> Self {
+        Self {
+            mesh: self.mesh.clone(),
+            bvh: self.bvh.clone(),
+            stale: self.stale,
+            fresh: self.fresh.clone(),
+            plan: self.plan.clone(),
+            version: self.version,
+            resident: Mutex::new(None),
+        }
+    }
 }
 
 impl Model {
@@ -47,9 +87,20 @@ impl Model {
         &self.mesh
     }
 
-    /// The hierarchy over the mesh's faces.
+    /// The hierarchy over the mesh's faces, with the boxes of the current positions (after an
+    /// update that refit only on a device, the host copy is refit on first call).
     pub fn bvh(&self) -> &Bvh {
-        &self.bvh
+        if !self.stale {
+            return &self.bvh;
+        }
+        self.fresh.get_or_init(|| {
+            let mut t = self.bvh.clone();
+            // Cannot fail: the tree was built for this mesh's faces, only positions changed.
+            match refit::refit_from_mesh(&mut t, &self.mesh) {
+                Ok(()) => t,
+                Err(_) => lbvh::build(&self.mesh),
+            }
+        })
     }
 
     /// Number of triangles.
@@ -60,18 +111,32 @@ impl Model {
     /// Moves the vertices (same count, same topology) and refits the tree on the CPU.
     pub fn set_positions(&mut self, positions: Vec<Vec3>) -> Result<(), Error> {
         self.mesh.set_positions(positions)?;
+        self.version += 1;
         self.refit()
     }
 
     /// Copies `positions` into the mesh and refits; avoids an allocation per frame.
     pub fn update_positions(&mut self, positions: &[Vec3]) -> Result<(), Error> {
         self.mesh.copy_positions_from(positions)?;
+        self.version += 1;
         self.refit()
+    }
+
+    /// Copies `positions` into the mesh without refitting the host tree (a device copy is
+    /// refit instead); the host tree is refit when next asked for.
+    pub(crate) fn move_positions_for_device(&mut self, positions: &[Vec3]) -> Result<(), Error> {
+        self.mesh.copy_positions_from(positions)?;
+        self.version += 1;
+        self.stale = true;
+        self.fresh = OnceLock::new();
+        Ok(())
     }
 
     /// Refits the tree to the mesh with the cached [`MeshRefitPlan`], made (again) when there
     /// is none yet or the tree no longer matches it (backends may replace the tree).
     fn refit(&mut self) -> Result<(), Error> {
+        self.stale = false;
+        self.fresh = OnceLock::new();
         if let Some(plan) = &self.plan {
             if plan.refit(&mut self.bvh, &self.mesh).is_ok() {
                 return Ok(());
@@ -83,23 +148,64 @@ impl Model {
         Ok(())
     }
 
+    /// The model's copy on `device`, current with its positions: made on first use (an
+    /// upload of mesh and tree), brought up to date by uploading the positions and refitting
+    /// on the device when the host positions moved since.
+    pub(crate) fn resident(&self, device: &Device) -> Result<Arc<ResidentMesh>, Error> {
+        let mut slot = self.resident.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(r) = slot.as_mut().filter(|r| r.device == device.id()) {
+            if r.version != self.version {
+                match Arc::get_mut(&mut r.mesh) {
+                    Some(m) => m.update(self.mesh.positions())?,
+                    // Still in use by a query on another thread: a fresh copy for this one.
+                    None => r.mesh = Arc::new(ResidentMesh::new(device, &self.mesh, &self.bvh)?),
+                }
+                r.version = self.version;
+            }
+            return Ok(r.mesh.clone());
+        }
+        // The host tree's shape with the current positions: upload, then a device refit if
+        // its boxes are stale.
+        let mut mesh = ResidentMesh::new(device, &self.mesh, &self.bvh)?;
+        if self.stale {
+            mesh.update(self.mesh.positions())?;
+        }
+        let mesh = Arc::new(mesh);
+        *slot = Some(Resident {
+            device: device.id(),
+            version: self.version,
+            mesh: mesh.clone(),
+        });
+        Ok(mesh)
+    }
+
     /// Pairs a mesh with a tree the caller knows was built for it (a device build).
     pub(crate) fn from_trusted(mesh: TriMesh, bvh: Bvh) -> Self {
         Self {
             mesh,
             bvh,
+            stale: false,
+            fresh: OnceLock::new(),
             plan: None,
+            version: 0,
+            resident: Mutex::new(None),
         }
     }
 
-    /// Mutable access for backends that refit on a device.
+    /// Mutable access for tests that replace the tree.
+    #[cfg(test)]
     pub(crate) fn parts_mut(&mut self) -> (&mut TriMesh, &mut Bvh) {
         (&mut self.mesh, &mut self.bvh)
     }
 
-    /// Splits into mesh and tree.
-    pub fn into_parts(self) -> (TriMesh, Bvh) {
-        (self.mesh, self.bvh)
+    /// Splits into mesh and tree (the tree refit to the current positions).
+    pub fn into_parts(mut self) -> (TriMesh, Bvh) {
+        let bvh = if self.stale {
+            self.fresh.take().unwrap_or_else(|| self.bvh().clone())
+        } else {
+            self.bvh
+        };
+        (self.mesh, bvh)
     }
 }
 

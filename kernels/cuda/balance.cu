@@ -1,6 +1,9 @@
 // Balanced BVTT traversal: gProximity's lightweight work balancing (Lauterbach, Mo & Manocha 2010,
-// §3.3), for inter-object collision, self-collision and CCD candidates.
+// §3.3), for inter-object collision (all pairs, or any with an early out), self-collision and CCD
+// candidates. Every round's end test runs on the device, so the host enqueues many rounds and
+// synchronises once (kernels/src/balance.rs).
 //
+// * gprox_balance_init: the root pair in task 0's queue, zeroed counters (no upload).
 // * gprox_balance_traverse: one persistent task per block. The task's work queue is a bag of node
 //   pairs: a shared-memory part (`local_capacity` items) that overflows into the task's own region
 //   of global memory (`task_capacity` items in all). Each step pops up to blockDim items from the
@@ -9,22 +12,22 @@
 //   size; past `local_capacity` atomic on the region's size: "spilled"). Leaf pairs go to the
 //   result buffer through a global atomic counter that keeps counting past its capacity. A step
 //   is only taken when its worst case (every item pushes 4 children, net +3 each) fits the queue,
-//   so no work is ever dropped: a queue that cannot take a step is "full". A task whose queue is
-//   empty or full adds one to the single global idle counter; after every step a task compares
-//   that counter with `idle_limit`. Empty, full or above the limit, it writes its shared items
-//   back to its region and exits.
+//   so no work is ever dropped: a queue that cannot take a step is "full". A task that had work
+//   and whose queue runs empty or full adds one to the single global idle counter; after every
+//   step a task compares that counter with `idle_permille` of the tasks that had work this round
+//   (tasks given nothing are not idle in gProximity's sense: they never started). While more
+//   than half the tasks got no work, a task whose queue holds two blocks' worth of items leaves
+//   too, so the next round spreads its work ("spread"). Leaving, it writes its shared items back
+//   to its region.
 // * gprox_balance_scan (one block): exclusive prefix sum of the queue sizes, the total that is
-//   left, the even share of every task, and the idle counter reset for the next round.
+//   left, the even share of every task, the tasks given work, the idle counter reset — and the end
+//   test: nothing left, an early out, or shares that no longer fit the regions (overflow: the host
+//   grows them and reruns) set DONE, after which every launch of the round returns at once.
 // * gprox_balance_spread: every remaining item moves to its task in the even distribution.
-// The host relaunches traverse → scan → spread until nothing is left (kernels/src/balance.rs).
 //
-// Work items: (x, y) = node x of A against node y of B, already known to pass the node test
-// (only the root pair is pushed untested). In self mode A == B and (x, x) stands for node x
-// against itself: its children against themselves and the two children against each other
-// (Greß §6.2); other items keep x in the left subtree of the pair's common ancestor, so leaf
-// pairs come out in the same orientation as the CPU's `self_leaves`.
 #include "gprox/common.cuh"
 #include "gprox/params.cuh"
+#include "gprox/tri_tri.cuh"
 
 namespace gprox {
 /// Box `i` of a box array with `stride` bytes between boxes.
@@ -92,7 +95,22 @@ struct TaskQueue {
   }
 };
 
-/// Tests the child pair (x, y): emits a leaf pair, or pushes an internal one.
+/// ANY mode: the filtered triangle test of face `fa` of A against face `fb` of B in world
+/// coordinates. Not inlined: it is big, and only leaf pairs reach it.
+__device__ GPROX_NOINLINE uint32_t leaf_status(const BalanceTraverseParams& p, uint32_t fa,
+                                             uint32_t fb) {
+  DVec3 ta[3], tb[3];
+  transform_triangle(p.pose_a, dev_ptr<const float>(p.positions_a),
+                     dev_ptr<const uint32_t>(p.faces), fa, ta);
+  transform_triangle(p.pose_b, dev_ptr<const float>(p.positions_b),
+                     dev_ptr<const uint32_t>(p.faces_b), fb, tb);
+  return triangles_intersect(ta, tb);
+}
+
+/// Tests the child pair (x, y): emits a leaf pair, or pushes an internal one. `kAny`: the
+/// early-out variant (its triangle test lives in a kernel of its own, so the registers it needs
+/// do not lower the occupancy of the others).
+template <bool kAny>
 __device__ __forceinline__ void visit(const BalanceTraverseParams& p, const TaskQueue& q,
                                       uint32_t x, uint32_t y) {
   if (!pair_passes(p, x, y)) return;
@@ -107,6 +125,14 @@ __device__ __forceinline__ void visit(const BalanceTraverseParams& p, const Task
     return;
   }
   uint32_t* counters = dev_ptr<uint32_t>(p.counters);
+  if constexpr (kAny) {
+    const uint32_t status = leaf_status(p, fa, fb);
+    if (status == GPROX_TRI_SEPARATE) return;
+    if (status == GPROX_TRI_INTERSECT) {
+      atomicExch(&counters[GPROX_BC_FOUND], 1u);
+      return;
+    }
+  }
   const uint32_t at = atomicAdd(&counters[GPROX_BC_RESULTS], 1u);
   if (at < p.result_capacity) {
     uint32_t* results = dev_ptr<uint32_t>(p.results);
@@ -116,6 +142,7 @@ __device__ __forceinline__ void visit(const BalanceTraverseParams& p, const Task
 }
 
 /// Expands one work item (at most 4 pushes).
+template <bool kAny>
 __device__ __forceinline__ void expand(const BalanceTraverseParams& p, const TaskQueue& q,
                                        uint32_t x, uint32_t y) {
   const BvhNode* na = dev_ptr<const BvhNode>(p.nodes_a);
@@ -127,23 +154,23 @@ __device__ __forceinline__ void expand(const BalanceTraverseParams& p, const Tas
     const uint32_t l = na[x].left, r = na[x].right;
     if (l < p.first_leaf_a) q.push(l, l);
     if (r < p.first_leaf_a) q.push(r, r);
-    visit(p, q, l, r);
+    visit<kAny>(p, q, l, r);
     return;
   }
   if (x_leaf && y_leaf) {
-    visit(p, q, x, y);  // only the root pair of two one-face meshes gets here
+    visit<kAny>(p, q, x, y);  // only the root pair of two one-face meshes gets here
   } else if (x_leaf) {
-    visit(p, q, x, nb[y].left);
-    visit(p, q, x, nb[y].right);
+    visit<kAny>(p, q, x, nb[y].left);
+    visit<kAny>(p, q, x, nb[y].right);
   } else if (y_leaf) {
-    visit(p, q, na[x].left, y);
-    visit(p, q, na[x].right, y);
+    visit<kAny>(p, q, na[x].left, y);
+    visit<kAny>(p, q, na[x].right, y);
   } else {
     const uint32_t xl = na[x].left, xr = na[x].right, yl = nb[y].left, yr = nb[y].right;
-    visit(p, q, xl, yl);
-    visit(p, q, xl, yr);
-    visit(p, q, xr, yl);
-    visit(p, q, xr, yr);
+    visit<kAny>(p, q, xl, yl);
+    visit<kAny>(p, q, xl, yr);
+    visit<kAny>(p, q, xr, yl);
+    visit<kAny>(p, q, xr, yr);
   }
 }
 
@@ -152,14 +179,25 @@ __device__ __forceinline__ void expand(const BalanceTraverseParams& p, const Tas
 #define GPROX_TASK_EMPTY 1u
 #define GPROX_TASK_FULL 2u
 #define GPROX_TASK_THRESHOLD 3u
+#define GPROX_TASK_SPREAD 4u
+#define GPROX_TASK_FOUND 5u
+
+/// Reads a counter another block may be changing (atomic, so never a stale cached copy).
+__device__ __forceinline__ uint32_t read_counter(uint32_t* counters, int which) {
+  return atomicAdd(&counters[which], 0u);
+}
 }  // namespace gprox
 
 using namespace gprox;
 
-GPROX_KERNEL(gprox_balance_traverse, BalanceTraverseParams) {
+namespace gprox {
+/// The persistent task of a round (see the file's comment); `kAny`: the early-out variant.
+template <bool kAny>
+__device__ __forceinline__ void balance_traverse(const BalanceTraverseParams& p) {
   __shared__ uint32_t s_queue[2 * GPROX_BALANCE_MAX_LOCAL];
   __shared__ uint32_t s_local, s_global, s_spilled, s_processed;
-  __shared__ uint32_t s_take, s_top, s_refill, s_refill_from, s_state, s_stop;
+  __shared__ uint32_t s_take, s_top, s_refill, s_refill_from, s_state, s_stop, s_done, s_limit;
+  __shared__ uint32_t s_starved, s_capacity;
   const uint32_t tid = threadIdx.x;
   const uint32_t task = blockIdx.x;
   uint32_t* counters = dev_ptr<uint32_t>(p.counters);
@@ -167,12 +205,27 @@ GPROX_KERNEL(gprox_balance_traverse, BalanceTraverseParams) {
   const uint32_t local_capacity =
       p.local_capacity < GPROX_BALANCE_MAX_LOCAL ? p.local_capacity : GPROX_BALANCE_MAX_LOCAL;
   if (tid == 0) {
+    s_done = read_counter(counters, GPROX_BC_DONE);
+    if (s_done == 0 && task == 0) atomicAdd(&counters[GPROX_BC_ROUNDS], 1u);
+    const uint32_t active = read_counter(counters, GPROX_BC_ACTIVE);
+    s_limit = static_cast<uint32_t>(static_cast<uint64_t>(active) * p.idle_permille / 1000u);
+    s_starved = 2 * active < gridDim.x ? 1u : 0u;
+    // As many items as the round's largest share plus the headroom, within the region.
+    const uint32_t remaining = read_counter(counters, GPROX_BC_REMAINING);
+    const uint64_t cap = (static_cast<uint64_t>(remaining) + gridDim.x - 1) / gridDim.x + p.headroom;
+    s_capacity = cap < p.task_capacity ? static_cast<uint32_t>(cap) : p.task_capacity;
     s_local = 0;
     s_global = dev_ptr<const uint32_t>(p.counts)[task];
     s_spilled = 0;
     s_processed = 0;
   }
   __syncthreads();
+  // The traversal is over (an earlier round ended it) or this task got no work: nothing to do,
+  // and a task without work is not idle in the threshold's sense. (Every thread reads the flags
+  // before thread 0 may change s_global in the loop.)
+  const bool skip = s_done != 0 || s_global == 0;
+  __syncthreads();
+  if (skip) return;
   const TaskQueue q{s_queue, &s_local, region, &s_global, &s_spilled, local_capacity};
   // Shared decisions are written by thread 0 and read by all after a barrier; each variable is
   // written again only after a later barrier every thread has passed since reading it.
@@ -190,7 +243,7 @@ GPROX_KERNEL(gprox_balance_traverse, BalanceTraverseParams) {
       l += refill;
       const uint32_t total = l + g;
       // Worst case of a step: every item pushes 4 children (net +3).
-      const uint32_t room = p.task_capacity > total ? (p.task_capacity - total) / 3 : 0;
+      const uint32_t room = s_capacity > total ? (s_capacity - total) / 3 : 0;
       uint32_t k = l < blockDim.x ? l : blockDim.x;
       if (k > room) k = room;
       s_state = l == 0 ? GPROX_TASK_EMPTY : (k == 0 ? GPROX_TASK_FULL : GPROX_TASK_RUN);
@@ -218,16 +271,24 @@ GPROX_KERNEL(gprox_balance_traverse, BalanceTraverseParams) {
       y = s_queue[2 * at + 1];
     }
     __syncthreads();  // every item is read before pushes overwrite its slot
-    if (tid < k) expand(p, q, x, y);
+    if (tid < k) expand<kAny>(p, q, x, y);
     __syncthreads();
     if (tid == 0) {
       if (s_local > local_capacity) s_local = local_capacity;
       s_processed += k;
-      s_stop = atomicAdd(&counters[GPROX_BC_IDLE], 0u) > p.idle_limit ? 1u : 0u;
+      uint32_t stop = GPROX_TASK_RUN;
+      if (kAny && read_counter(counters, GPROX_BC_FOUND) != 0) {
+        stop = GPROX_TASK_FOUND;
+      } else if (read_counter(counters, GPROX_BC_IDLE) > s_limit) {
+        stop = GPROX_TASK_THRESHOLD;
+      } else if (s_starved != 0 && s_local + s_global >= 2 * blockDim.x) {
+        stop = GPROX_TASK_SPREAD;
+      }
+      s_stop = stop;
     }
     __syncthreads();
-    if (s_stop != 0) {
-      reason = GPROX_TASK_THRESHOLD;
+    if (s_stop != GPROX_TASK_RUN) {
+      reason = s_stop;
       break;
     }
   }
@@ -242,24 +303,51 @@ GPROX_KERNEL(gprox_balance_traverse, BalanceTraverseParams) {
     if (reason == GPROX_TASK_EMPTY || reason == GPROX_TASK_FULL) {
       atomicAdd(&counters[GPROX_BC_IDLE], 1u);
     }
-    const uint32_t which = reason == GPROX_TASK_EMPTY  ? GPROX_BC_EMPTY
-                           : reason == GPROX_TASK_FULL ? GPROX_BC_FULL
-                                                       : GPROX_BC_THRESHOLD;
-    atomicAdd(&counters[which], 1u);
+    const int which = reason == GPROX_TASK_EMPTY       ? GPROX_BC_EMPTY
+                      : reason == GPROX_TASK_FULL      ? GPROX_BC_FULL
+                      : reason == GPROX_TASK_SPREAD    ? GPROX_BC_SPREAD
+                      : reason == GPROX_TASK_THRESHOLD ? GPROX_BC_THRESHOLD
+                                                       : -1;
+    if (which >= 0) atomicAdd(&counters[which], 1u);
     atomicAdd(&counters[GPROX_BC_SPILLED], s_spilled);
     atomicAdd(&counters[GPROX_BC_PROCESSED], s_processed);
   }
 }
+}  // namespace gprox
+
+GPROX_KERNEL(gprox_balance_traverse, BalanceTraverseParams) { balance_traverse<false>(p); }
 GPROX_KERNEL_EXPORT(gprox_balance_traverse, BalanceTraverseParams)
+
+/// The early-out traversal (GPROX_BALANCE_ANY): leaf pairs get the filtered triangle test, and
+/// every task stops once one is certified intersecting.
+GPROX_KERNEL(gprox_balance_traverse_any, BalanceTraverseParams) { balance_traverse<true>(p); }
+GPROX_KERNEL_EXPORT(gprox_balance_traverse_any, BalanceTraverseParams)
+
+GPROX_KERNEL(gprox_balance_init, BalanceInitParams) {
+  const uint32_t i = global_thread();
+  if (i < GPROX_BALANCE_COUNTERS) {
+    // One item (the root pair) in one task.
+    const bool one = i == GPROX_BC_REMAINING || i == GPROX_BC_ACTIVE;
+    dev_ptr<uint32_t>(p.counters)[i] = one ? 1u : 0u;
+  }
+  if (i < p.tasks) dev_ptr<uint32_t>(p.counts)[i] = i == 0 ? 1u : 0u;
+  if (i < 2) dev_ptr<uint32_t>(p.work)[i] = 0u;
+}
+GPROX_KERNEL_EXPORT(gprox_balance_init, BalanceInitParams)
 
 GPROX_KERNEL(gprox_balance_scan, BalanceScanParams) {
   __shared__ uint32_t s_sums[GPROX_MAX_BLOCK];
-  __shared__ uint32_t s_carry;
+  __shared__ uint32_t s_carry, s_done;
   const uint32_t tid = threadIdx.x;
   const uint32_t* counts_in = dev_ptr<const uint32_t>(p.counts_in);
   uint32_t* offsets = dev_ptr<uint32_t>(p.offsets);
-  if (tid == 0) s_carry = 0;
+  uint32_t* counters = dev_ptr<uint32_t>(p.counters);
+  if (tid == 0) {
+    s_carry = 0;
+    s_done = counters[GPROX_BC_DONE];
+  }
   __syncthreads();
+  if (s_done != 0) return;
   // Exclusive scan, one block-wide chunk at a time (Hillis–Steele in shared memory).
   for (uint32_t base = 0; base < p.tasks; base += blockDim.x) {
     const uint32_t i = base + tid;
@@ -279,12 +367,20 @@ GPROX_KERNEL(gprox_balance_scan, BalanceScanParams) {
     __syncthreads();
   }
   const uint32_t total = s_carry;
+  const uint64_t share = (static_cast<uint64_t>(total) + p.tasks - 1) / p.tasks;
+  const bool overflow = share + p.headroom > p.stride;
+  const bool found = counters[GPROX_BC_FOUND] != 0;
   if (tid == 0) {
     offsets[p.tasks] = total;
-    uint32_t* counters = dev_ptr<uint32_t>(p.counters);
     counters[GPROX_BC_REMAINING] = total;
     counters[GPROX_BC_IDLE] = 0;
+    counters[GPROX_BC_ACTIVE] = total < p.tasks ? total : p.tasks;
+    if (total > counters[GPROX_BC_MAX_REMAINING]) counters[GPROX_BC_MAX_REMAINING] = total;
+    if (overflow) counters[GPROX_BC_OVERFLOW] = 1;
+    if (total == 0 || overflow || found) counters[GPROX_BC_DONE] = 1;
   }
+  // On overflow the queues stay as they are (the host reruns with larger regions).
+  if (overflow) return;
   // Task d's share: items [d * total / tasks, (d + 1) * total / tasks).
   uint32_t* counts_out = dev_ptr<uint32_t>(p.counts_out);
   for (uint32_t d = tid; d < p.tasks; d += blockDim.x) {
@@ -296,27 +392,31 @@ GPROX_KERNEL(gprox_balance_scan, BalanceScanParams) {
 GPROX_KERNEL_EXPORT(gprox_balance_scan, BalanceScanParams)
 
 GPROX_KERNEL(gprox_balance_spread, BalanceSpreadParams) {
-  const uint32_t j = global_thread();
-  if (j >= p.total) return;
+  const uint32_t* counters = dev_ptr<const uint32_t>(p.counters);
+  if (counters[GPROX_BC_DONE] != 0) return;
+  const uint32_t total = counters[GPROX_BC_REMAINING];
   const uint32_t* offsets = dev_ptr<const uint32_t>(p.offsets);
-  // Source task: the last s with offsets[s] <= j (empty tasks repeat an offset).
-  uint32_t lo = 0, hi = p.tasks;  // offsets[lo] <= j < offsets[hi]
-  while (hi - lo > 1) {
-    const uint32_t mid = lo + (hi - lo) / 2;
-    if (offsets[mid] <= j) {
-      lo = mid;
-    } else {
-      hi = mid;
-    }
-  }
-  const size_t src = static_cast<size_t>(lo) * p.stride_in + (j - offsets[lo]);
-  // Destination task: d = ceil((j + 1) * tasks / total) - 1, whose share starts at d*total/tasks.
-  const uint64_t d = (static_cast<uint64_t>(j + 1) * p.tasks - 1) / p.total;
-  const uint64_t start = d * p.total / p.tasks;
-  const size_t dst = static_cast<size_t>(d) * p.stride_out + static_cast<size_t>(j - start);
   const uint32_t* in = dev_ptr<const uint32_t>(p.work_in);
   uint32_t* out = dev_ptr<uint32_t>(p.work_out);
-  out[2 * dst] = in[2 * src];
-  out[2 * dst + 1] = in[2 * src + 1];
+  for (uint32_t j = global_thread(); j < total; j += gridDim.x * blockDim.x) {
+    // Source task: the last s with offsets[s] <= j (empty tasks repeat an offset).
+    uint32_t lo = 0, hi = p.tasks;  // offsets[lo] <= j < offsets[hi]
+    while (hi - lo > 1) {
+      const uint32_t mid = lo + (hi - lo) / 2;
+      if (offsets[mid] <= j) {
+        lo = mid;
+      } else {
+        hi = mid;
+      }
+    }
+    const size_t src = static_cast<size_t>(lo) * p.stride + (j - offsets[lo]);
+    // Destination task: d = ceil((j + 1) * tasks / total) - 1, whose share starts at
+    // d * total / tasks.
+    const uint64_t d = (static_cast<uint64_t>(j + 1) * p.tasks - 1) / total;
+    const uint64_t start = d * total / p.tasks;
+    const size_t dst = static_cast<size_t>(d) * p.stride + static_cast<size_t>(j - start);
+    out[2 * dst] = in[2 * src];
+    out[2 * dst + 1] = in[2 * src + 1];
+  }
 }
 GPROX_KERNEL_EXPORT(gprox_balance_spread, BalanceSpreadParams)

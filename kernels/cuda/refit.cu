@@ -1,6 +1,9 @@
 // LBVH spec step 6: bottom-up refit, one thread per leaf. Each thread sets its leaf's box and
 // climbs; at every internal node the first arriving child stops (atomic visit flag) and the
 // second merges both children and goes on, so every node is written once after its children.
+// The visit flags count arrivals and are never reset: each refit adds two to every flag, so the
+// first arrival always sees an even count (zeroed once, a resident tree's flags serve every
+// later refit without a memset or an upload).
 #include "gprox/common.cuh"
 #include "gprox/params.cuh"
 
@@ -31,7 +34,7 @@ GPROX_KERNEL(gprox_refit, RefitParams) {
     const uint32_t parent = parents[node];
     if (parent == GPROX_LEAF) break;
     __threadfence();  // our box is visible before the sibling can see the flag
-    if (atomicAdd(&flags[parent], 1u) == 0) break;  // the sibling is not done yet
+    if ((atomicAdd(&flags[parent], 1u) & 1u) == 0) break;  // the sibling is not done yet
     __threadfence();
     const uint32_t l = nodes[parent].left;
     const uint32_t r = nodes[parent].right;

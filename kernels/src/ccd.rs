@@ -140,11 +140,12 @@ impl Device {
             flags: flags | BALANCE_DUAL,
             // As the CPU: a negative (or NaN) separation counts as 0.
             min_separation: min_separation.max(0.0),
+            triangles: None,
         };
-        let (buf, count, stats) = self.balanced_traverse(&t, opts)?;
-        let mut pairs = self.download_pairs(&buf, count)?;
+        let out = self.run_traversal(&t, opts)?;
+        let mut pairs = out.pairs;
         pairs.sort_unstable();
-        Ok((pairs, stats))
+        Ok((pairs, out.stats))
     }
 
     /// Self CCD of one mesh moving linearly from its positions to `m.end`: candidates from the

@@ -13,12 +13,18 @@ use gprox_geometry::tri_distance::triangle_distance;
 use gprox_geometry::tri_tri::triangles_intersect;
 use gprox_geometry::TriMesh;
 
-use crate::balance::{BalanceOptions, BalanceStats, Traversal, AABB_STRIDE};
+use crate::balance::{
+    BalanceOptions, BalanceStats, Traversal, TraversalOutput, TriSide, AABB_STRIDE,
+};
 use crate::device::{Device, DeviceBuffer};
 use crate::error::{CudaError, Result};
 use crate::kernel::Kernel;
 use crate::lbvh::{validate_bvh, DeviceMesh};
-use crate::params::{CollideParams, TriPairParams, WorldBoxesParams, TRI_INTERSECT, TRI_UNDECIDED};
+use crate::params::{
+    CollideParams, TriPairParams, WorldBoxesParams, BALANCE_ANY, PAIR_UNDECIDED, TRI_INTERSECT,
+    TRI_UNDECIDED,
+};
+use crate::resident::ResidentMesh;
 
 /// One side of a collision query: a mesh, its BVH (from `gprox_bvh::lbvh::build` or
 /// [`Device::build_bvh`]) and its rigid pose. Mirrors `gprox_query::collide::CollisionObject`.
@@ -70,6 +76,66 @@ fn check_object(o: &CollisionObject<'_>, side: &'static str) -> Result<u32> {
     Ok(n)
 }
 
+/// One side of a query on a [`ResidentMesh`]: the device copy, the same mesh on the host (its
+/// current positions: the exact tests of pairs the device filters leave undecided run there),
+/// and the pose.
+#[derive(Clone, Copy, Debug)]
+pub struct ResidentObject<'a> {
+    /// The mesh and tree on the device.
+    pub resident: &'a ResidentMesh,
+    /// The same mesh on the host, at the positions last given to the resident copy.
+    pub mesh: &'a TriMesh,
+    /// Local-to-world pose.
+    pub pose: Pose64,
+}
+
+impl<'a> ResidentObject<'a> {
+    /// Bundles a resident mesh, its host copy and a pose.
+    pub fn new(resident: &'a ResidentMesh, mesh: &'a TriMesh, pose: Pose64) -> Self {
+        Self {
+            resident,
+            mesh,
+            pose,
+        }
+    }
+
+    /// Same face count on both copies, a finite pose.
+    fn check(&self, side: &'static str) -> Result<()> {
+        let faces = self.mesh.faces().len();
+        if faces != self.resident.leaf_count() as usize {
+            return Err(CudaError::InvalidBvh(format!(
+                "object {side}: the resident mesh has {} faces but the host mesh {faces}",
+                self.resident.leaf_count()
+            )));
+        }
+        if self.pose.rows.iter().flatten().any(|v| !v.is_finite()) {
+            return Err(CudaError::NonFinitePose { side });
+        }
+        Ok(())
+    }
+}
+
+/// A finite, non-negative margin.
+fn check_margin(margin: f64) -> Result<()> {
+    if margin >= 0.0 && margin.is_finite() {
+        Ok(())
+    } else {
+        Err(CudaError::InvalidMargin(margin))
+    }
+}
+
+/// World triangles of a face pair.
+fn world_pair(
+    a: &ResidentObject<'_>,
+    b: &ResidentObject<'_>,
+    [fa, fb]: [u32; 2],
+) -> ([glam::DVec3; 3], [glam::DVec3; 3]) {
+    (
+        transform_triangle(&a.pose, a.mesh.triangle(fa as usize)),
+        transform_triangle(&b.pose, b.mesh.triangle(fb as usize)),
+    )
+}
+
 /// A node-pair buffer with its capacity in pairs.
 struct PairBuffer {
     buf: DeviceBuffer<u32>,
@@ -109,6 +175,7 @@ impl Device {
     /// [`Device::collide_all`] with explicit tuning of the balanced traversal (gProximity
     /// §3.3, [`crate::balance`]); also returns what the traversal did.
     /// `opts.initial_capacity` is ignored (`balance.initial_result_capacity` sizes the results).
+    /// Uploads both meshes for this one query: keep [`ResidentMesh`]es to query many times.
     pub fn collide_all_balanced(
         &self,
         a: &CollisionObject<'_>,
@@ -116,32 +183,189 @@ impl Device {
         opts: &GpuCollideOptions,
         balance: &BalanceOptions,
     ) -> Result<(Vec<[u32; 2]>, BalanceStats)> {
-        if !(opts.margin >= 0.0 && opts.margin.is_finite()) {
-            return Err(CudaError::InvalidMargin(opts.margin));
-        }
+        check_margin(opts.margin)?;
         let na = check_object(a, "a")?;
         let nb = check_object(b, "b")?;
         if na == 0 || nb == 0 {
             return Ok((Vec::new(), BalanceStats::default()));
         }
-        let nodes_a = self.upload(&a.bvh.nodes)?;
-        let nodes_b = self.upload(&b.bvh.nodes)?;
-        let boxes_a = self.world_boxes(&nodes_a, &a.pose, opts.margin * 0.5)?;
-        let boxes_b = self.world_boxes(&nodes_b, &b.pose, opts.margin * 0.5)?;
+        let ra = ResidentMesh::new(self, a.mesh, a.bvh)?;
+        let rb = ResidentMesh::new(self, b.mesh, b.bvh)?;
+        self.collide_all_resident_balanced(
+            &ResidentObject::new(&ra, a.mesh, a.pose),
+            &ResidentObject::new(&rb, b.mesh, b.pose),
+            opts,
+            balance,
+        )
+    }
+
+    /// Whether any triangle of `a` intersects (or, with a margin, comes within `opts.margin`
+    /// of) any triangle of `b`. Uploads both meshes for this one query.
+    pub fn collide_any(
+        &self,
+        a: &CollisionObject<'_>,
+        b: &CollisionObject<'_>,
+        opts: &GpuCollideOptions,
+    ) -> Result<bool> {
+        check_margin(opts.margin)?;
+        let na = check_object(a, "a")?;
+        let nb = check_object(b, "b")?;
+        if na == 0 || nb == 0 {
+            return Ok(false);
+        }
+        let ra = ResidentMesh::new(self, a.mesh, a.bvh)?;
+        let rb = ResidentMesh::new(self, b.mesh, b.bvh)?;
+        self.collide_any_resident(
+            &ResidentObject::new(&ra, a.mesh, a.pose),
+            &ResidentObject::new(&rb, b.mesh, b.pose),
+            opts,
+        )
+    }
+
+    /// [`Device::collide_all`] on resident meshes: nothing is uploaded but kernel parameters,
+    /// the traversal's rounds run on the device, and the host synchronises once (in the common
+    /// case) to read the compacted pairs. Work buffers come from the device's pool.
+    ///
+    /// ```
+    /// use gprox_cuda::{Device, GpuCollideOptions, ResidentMesh, ResidentObject};
+    /// use gprox_geometry::{glam::{Affine3A, Vec3}, transform::Pose64, TriMesh};
+    /// let d = Device::emulated();
+    /// let tri = TriMesh::new(vec![Vec3::ZERO, Vec3::X, Vec3::Y], vec![[0, 1, 2]]).unwrap();
+    /// let r = ResidentMesh::new(&d, &tri, &gprox_bvh::lbvh::build(&tri)).unwrap();
+    /// let turn = Affine3A::from_rotation_x(1.0) * Affine3A::from_translation(Vec3::new(0.1, 0.1, -0.5));
+    /// let a = ResidentObject::new(&r, &tri, Pose64::IDENTITY);
+    /// let b = ResidentObject::new(&r, &tri, Pose64::from_affine(&turn));
+    /// let opts = GpuCollideOptions::default();
+    /// d.collide_all_resident(&a, &b, &opts).unwrap(); // warm-up: the pool's buffers
+    /// let before = d.ops();
+    /// assert_eq!(d.collide_all_resident(&a, &b, &opts).unwrap(), vec![[0, 0]]);
+    /// let used = d.ops() - before;
+    /// assert_eq!((used.syncs, used.h2d_bytes, used.allocations), (1, 0, 0));
+    /// ```
+    pub fn collide_all_resident(
+        &self,
+        a: &ResidentObject<'_>,
+        b: &ResidentObject<'_>,
+        opts: &GpuCollideOptions,
+    ) -> Result<Vec<[u32; 2]>> {
+        let balance = BalanceOptions {
+            initial_result_capacity: opts.initial_capacity.max(1),
+            ..BalanceOptions::default()
+        };
+        Ok(self.collide_all_resident_balanced(a, b, opts, &balance)?.0)
+    }
+
+    /// [`Device::collide_all_resident`] with explicit tuning of the balanced traversal.
+    pub fn collide_all_resident_balanced(
+        &self,
+        a: &ResidentObject<'_>,
+        b: &ResidentObject<'_>,
+        opts: &GpuCollideOptions,
+        balance: &BalanceOptions,
+    ) -> Result<(Vec<[u32; 2]>, BalanceStats)> {
+        check_margin(opts.margin)?;
+        a.check("a")?;
+        b.check("b")?;
+        if a.resident.leaf_count() == 0 || b.resident.leaf_count() == 0 {
+            return Ok((Vec::new(), BalanceStats::default()));
+        }
+        // Margin 0: the triangle-pair kernel decides on the device, undecided pairs get the
+        // exact host test. Margin > 0: every candidate gets the CPU's distance test (no GPU
+        // distance kernel for pairs yet).
+        let triangles = opts.margin == 0.0;
+        let run = self.resident_traversal(a, b, opts.margin, triangles, 0, balance)?;
+        let mut out: Vec<[u32; 2]> = Vec::with_capacity(run.pairs.len());
+        for [fa, fb] in run.pairs {
+            let undecided = fa & PAIR_UNDECIDED != 0;
+            let pair = [fa & !PAIR_UNDECIDED, fb];
+            let keep = if opts.margin > 0.0 {
+                let (ta, tb) = world_pair(a, b, pair);
+                triangle_distance(&ta, &tb).distance <= opts.margin
+            } else if undecided {
+                let (ta, tb) = world_pair(a, b, pair);
+                triangles_intersect(&ta, &tb)
+            } else {
+                true
+            };
+            if keep {
+                out.push(pair);
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        Ok((out, run.stats))
+    }
+
+    /// Whether the resident meshes intersect (or come within `opts.margin`): the traversal
+    /// tests leaf pairs as it finds them and every task stops at the first certified
+    /// intersecting pair (a flag on the device); pairs the filters leave undecided get the exact
+    /// host test only when no certified one was found.
+    pub fn collide_any_resident(
+        &self,
+        a: &ResidentObject<'_>,
+        b: &ResidentObject<'_>,
+        opts: &GpuCollideOptions,
+    ) -> Result<bool> {
+        check_margin(opts.margin)?;
+        a.check("a")?;
+        b.check("b")?;
+        if a.resident.leaf_count() == 0 || b.resident.leaf_count() == 0 {
+            return Ok(false);
+        }
+        if opts.margin > 0.0 {
+            let balance = BalanceOptions::default();
+            let run = self.resident_traversal(a, b, opts.margin, false, 0, &balance)?;
+            return Ok(run.pairs.into_iter().any(|pair| {
+                let (ta, tb) = world_pair(a, b, pair);
+                triangle_distance(&ta, &tb).distance <= opts.margin
+            }));
+        }
+        let run =
+            self.resident_traversal(a, b, 0.0, true, BALANCE_ANY, &BalanceOptions::default())?;
+        if run.found {
+            return Ok(true);
+        }
+        // Without a certified pair, every pair that came back is undecided.
+        Ok(run.pairs.into_iter().any(|pair| {
+            let (ta, tb) = world_pair(a, b, pair);
+            triangles_intersect(&ta, &tb)
+        }))
+    }
+
+    /// World boxes of both trees (pooled buffers) and the balanced traversal over them.
+    fn resident_traversal(
+        &self,
+        a: &ResidentObject<'_>,
+        b: &ResidentObject<'_>,
+        margin: f64,
+        triangles: bool,
+        flags: u32,
+        balance: &BalanceOptions,
+    ) -> Result<TraversalOutput> {
+        let (ra, rb) = (a.resident, b.resident);
+        let boxes_a = self.lease::<DeviceBuffer<Aabb>>("collide.boxes.a", ra.nodes.len())?;
+        let boxes_b = self.lease::<DeviceBuffer<Aabb>>("collide.boxes.b", rb.nodes.len())?;
+        self.world_boxes_into(&ra.nodes, &a.pose, margin * 0.5, &boxes_a)?;
+        self.world_boxes_into(&rb.nodes, &b.pose, margin * 0.5, &boxes_b)?;
+        let side = |o: &ResidentObject<'_>| TriSide {
+            positions: o.resident.mesh.positions.device_ptr(),
+            faces: o.resident.mesh.faces.device_ptr(),
+            pose: o.pose,
+        };
         let t = Traversal {
-            nodes_a: nodes_a.device_ptr(),
-            nodes_b: nodes_b.device_ptr(),
+            nodes_a: ra.nodes.device_ptr(),
+            nodes_b: rb.nodes.device_ptr(),
             boxes_a: [boxes_a.device_ptr(); 2],
             boxes_b: [boxes_b.device_ptr(); 2],
             box_stride: AABB_STRIDE,
-            leaves_a: na,
-            leaves_b: nb,
+            leaves_a: ra.leaf_count(),
+            leaves_b: rb.leaf_count(),
             faces: 0,
-            flags: 0,
+            flags,
             min_separation: 0.0,
+            triangles: triangles.then(|| [side(a), side(b)]),
         };
-        let (candidates, count, stats) = self.balanced_traverse(&t, balance)?;
-        Ok((self.finish_pairs(a, b, opts, &candidates, count)?, stats))
+        self.run_traversal(&t, balance)
     }
 
     /// [`Device::collide_all`] through the simple traversal kernel (`collide.cu`: one thread
@@ -152,9 +376,7 @@ impl Device {
         b: &CollisionObject<'_>,
         opts: &GpuCollideOptions,
     ) -> Result<Vec<[u32; 2]>> {
-        if !(opts.margin >= 0.0 && opts.margin.is_finite()) {
-            return Err(CudaError::InvalidMargin(opts.margin));
-        }
+        check_margin(opts.margin)?;
         let na = check_object(a, "a")?;
         let nb = check_object(b, "b")?;
         if na == 0 || nb == 0 {
@@ -259,8 +481,26 @@ impl Device {
         pose: &Pose64,
         margin: f64,
     ) -> Result<DeviceBuffer<Aabb>> {
+        let boxes = self.alloc_zeros::<Aabb>(nodes.len())?;
+        self.world_boxes_into(nodes, pose, margin, &boxes)?;
+        Ok(boxes)
+    }
+
+    /// [`Device::world_boxes`] into `boxes` (at least as many as nodes).
+    fn world_boxes_into(
+        &self,
+        nodes: &DeviceBuffer<BvhNode>,
+        pose: &Pose64,
+        margin: f64,
+        boxes: &DeviceBuffer<Aabb>,
+    ) -> Result<()> {
         let n = nodes.len();
-        let boxes = self.alloc_zeros::<Aabb>(n)?;
+        if boxes.len() < n {
+            return Err(CudaError::LengthMismatch {
+                device: boxes.len(),
+                host: n,
+            });
+        }
         let p = WorldBoxesParams {
             pose: *pose,
             nodes: nodes.device_ptr(),
@@ -278,7 +518,7 @@ impl Device {
                 &p,
             )?
         };
-        Ok(boxes)
+        Ok(())
     }
 
     /// The BVTT traversal from the root pair: candidate face pairs and their count.
@@ -383,6 +623,7 @@ impl Device {
             faces_b: b.faces.device_ptr(),
             pairs: pairs.device_ptr(),
             status: status.device_ptr(),
+            count_at: 0,
             count,
             pad: 0,
         };

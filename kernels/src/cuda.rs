@@ -7,8 +7,10 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use cudarc::driver::{
-    sys::CUevent_flags, CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, DevicePtr,
-    LaunchConfig, PushKernelArg,
+    result,
+    sys::{self, CUdevice_attribute, CUevent_flags},
+    CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, DevicePtr, LaunchConfig,
+    PushKernelArg,
 };
 
 use crate::error::{CudaError, Result};
@@ -19,9 +21,12 @@ use crate::FATBIN;
 /// A CUDA device with the gprox module loaded.
 pub(crate) struct CudaBackend {
     index: usize,
-    _ctx: Arc<CudaContext>,
+    ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     functions: HashMap<Kernel, CudaFunction>,
+    multiprocessors: u32,
+    /// Resident blocks of the balanced traversal per multiprocessor at 256 threads.
+    traversal_blocks: Option<u32>,
 }
 
 impl CudaBackend {
@@ -61,13 +66,74 @@ impl CudaBackend {
                 .map_err(|e| CudaError::driver("cuModuleGetFunction", index, e))?;
             functions.insert(k, f);
         }
-        let stream = ctx.default_stream();
-        Ok(Self {
+        // One stream, work in launch order: cudarc's per-allocation event tracking (made for
+        // several streams) only costs events here. Turned off before any buffer exists.
+        // SAFETY: no CudaSlice of this context exists yet; everything runs on one stream.
+        unsafe { ctx.disable_event_tracking() };
+        // A stream of our own rather than the legacy default stream, which synchronises with
+        // every other stream of the process.
+        let stream = ctx
+            .new_stream()
+            .map_err(|e| CudaError::driver("cuStreamCreate", index, e))?;
+        let multiprocessors = ctx
+            .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+            .map_err(|e| CudaError::driver("cuDeviceGetAttribute", index, e))?
+            .max(1) as u32;
+        let mut backend = Self {
             index,
-            _ctx: ctx,
+            ctx,
             stream,
             functions,
-        })
+            multiprocessors,
+            traversal_blocks: None,
+        };
+        backend.traversal_blocks = backend
+            .blocks_per_multiprocessor(Kernel::BalanceTraverse, crate::device::MAX_BLOCK)
+            .ok();
+        Ok(backend)
+    }
+
+    /// Resident blocks of the balanced traversal kernel per multiprocessor (occupancy).
+    pub(crate) fn traversal_blocks_per_sm(&self) -> Option<u32> {
+        self.traversal_blocks
+    }
+
+    /// Streaming multiprocessors of the device.
+    pub(crate) fn multiprocessors(&self) -> u32 {
+        self.multiprocessors
+    }
+
+    /// Blocks of `kernel` that fit on one multiprocessor at `block` threads (at least 1).
+    pub(crate) fn blocks_per_multiprocessor(&self, kernel: Kernel, block: u32) -> Result<u32> {
+        let Some(f) = self.functions.get(&kernel) else {
+            return Err(CudaError::NoDeviceCode);
+        };
+        f.occupancy_max_active_blocks_per_multiprocessor(block, 0, None)
+            .map(|b| b.max(1))
+            .map_err(self.err("cuOccupancyMaxActiveBlocksPerMultiprocessor"))
+    }
+
+    /// `bytes` of zeroed page-locked host memory mapped into the device's address space.
+    pub(crate) fn alloc_mapped(&self, bytes: usize) -> Result<MappedHost> {
+        self.ctx
+            .bind_to_thread()
+            .map_err(self.err("cuCtxSetCurrent"))?;
+        let flags = sys::CU_MEMHOSTALLOC_DEVICEMAP | sys::CU_MEMHOSTALLOC_PORTABLE;
+        // SAFETY: plain allocation; the pointer is owned by the returned MappedHost.
+        let host =
+            unsafe { result::malloc_host(bytes, flags) }.map_err(self.err("cuMemHostAlloc"))?;
+        // SAFETY: `host` points to `bytes` writable bytes just allocated.
+        unsafe { std::ptr::write_bytes(host.cast::<u8>(), 0, bytes) };
+        let mut dev: sys::CUdeviceptr = 0;
+        // SAFETY: `host` was allocated with DEVICEMAP in this context.
+        let mapped = unsafe { sys::cuMemHostGetDevicePointer_v2(&mut dev, host, 0) }.result();
+        let m = MappedHost {
+            host,
+            dev,
+            ctx: self.ctx.clone(),
+        };
+        mapped.map_err(self.err("cuMemHostGetDevicePointer"))?;
+        Ok(m)
     }
 
     /// The device ordinal.
@@ -156,3 +222,36 @@ impl CudaBackend {
             .map_err(self.err("cuLaunchKernel"))
     }
 }
+
+/// Page-locked host memory mapped into the device's address space (`cuMemHostAlloc` with
+/// `DEVICEMAP`): kernels write it through `dev`, the host reads it through `host` after a
+/// synchronisation.
+pub(crate) struct MappedHost {
+    host: *mut std::ffi::c_void,
+    dev: u64,
+    ctx: Arc<CudaContext>,
+}
+
+impl MappedHost {
+    pub(crate) fn device_ptr(&self) -> u64 {
+        self.dev
+    }
+    pub(crate) fn host_ptr(&self) -> *const u8 {
+        self.host.cast::<u8>()
+    }
+}
+
+impl Drop for MappedHost {
+    fn drop(&mut self) {
+        // Nothing to report from a destructor: a failure here leaks the pages at worst.
+        let _ = self.ctx.bind_to_thread();
+        // SAFETY: allocated by cuMemHostAlloc in this context, freed once.
+        let _ = unsafe { result::free_host(self.host) };
+    }
+}
+
+// SAFETY: the pointer owns its allocation like a Box; access goes through &self reads after a
+// synchronisation, writes only by kernels.
+unsafe impl Send for MappedHost {}
+// SAFETY: as above.
+unsafe impl Sync for MappedHost {}

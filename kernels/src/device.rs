@@ -7,10 +7,12 @@ use std::sync::Arc;
 
 use bytemuck::Pod;
 
-use crate::cuda::CudaBackend;
+use crate::cuda::{CudaBackend, MappedHost};
 use crate::error::{CudaError, Result};
 use crate::kernel::Kernel;
+use crate::ops::{DeviceOps, OpCounter};
 use crate::params::KernelParams;
+use crate::pool::Pool;
 
 /// Most threads per block any kernel is written for (`GPROX_MAX_BLOCK` in `common.cuh`, the
 /// kernels' `__launch_bounds__`).
@@ -31,7 +33,16 @@ pub const MAX_BLOCK: u32 = 256;
 #[derive(Clone)]
 pub struct Device {
     backend: Backend,
+    /// Operation counts of this device and its clones.
+    ops: Arc<OpCounter>,
+    /// Work buffers reused across queries (grown, never shrunk).
+    pub(crate) pool: Arc<Pool>,
+    /// Identity shared by clones ([`Device::id`]).
+    id: u64,
 }
+
+/// Source of [`Device::id`]s.
+static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 #[derive(Clone)]
 enum Backend {
@@ -51,8 +62,58 @@ impl std::fmt::Debug for Device {
 impl Device {
     /// The host emulator: always available.
     pub fn emulated() -> Self {
+        Self::with_backend(Backend::Emulated)
+    }
+
+    fn with_backend(backend: Backend) -> Self {
         Self {
-            backend: Backend::Emulated,
+            backend,
+            ops: Arc::default(),
+            pool: Arc::default(),
+            id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+        }
+    }
+
+    /// An identity shared by this device's clones and by no other device opened in this
+    /// process (data kept for one device is not valid on another).
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// The device for kernel tests: CUDA device 0 when the environment variable
+    /// `GPROX_TEST_DEVICE` is `cuda` (panics when there is none: a GPU test run must not fall
+    /// back silently), else the host emulator.
+    pub fn for_tests() -> Self {
+        match std::env::var("GPROX_TEST_DEVICE").as_deref() {
+            Ok("cuda") => match Self::cuda(0) {
+                Ok(d) => d,
+                Err(e) => panic!("GPROX_TEST_DEVICE=cuda but CUDA device 0 cannot be used: {e}"),
+            },
+            Ok("emulated") | Ok("") | Err(_) => Self::emulated(),
+            Ok(other) => panic!("GPROX_TEST_DEVICE={other}: expected `cuda` or `emulated`"),
+        }
+    }
+
+    /// Operations performed so far on this device and its clones (launches, host
+    /// synchronisations, bytes copied, allocations): subtract two snapshots for one query.
+    pub fn ops(&self) -> DeviceOps {
+        self.ops.snapshot()
+    }
+
+    /// Resident blocks per multiprocessor of the balanced traversal kernel at
+    /// [`Device::block_size`] (`None` in the emulator).
+    pub(crate) fn traversal_blocks_per_sm(&self) -> Option<u32> {
+        match &self.backend {
+            Backend::Emulated => None,
+            Backend::Cuda(c) => c.traversal_blocks_per_sm(),
+        }
+    }
+
+    /// Streaming multiprocessors (1 in the emulator).
+    pub fn multiprocessors(&self) -> u32 {
+        match &self.backend {
+            Backend::Emulated => 1,
+            Backend::Cuda(c) => c.multiprocessors(),
         }
     }
 
@@ -61,9 +122,9 @@ impl Device {
     /// Errors: [`CudaError::NoDriver`] without libcuda, [`CudaError::NoDevice`] without such a
     /// device, [`CudaError::NoDeviceCode`] when built without nvcc, [`CudaError::Driver`] else.
     pub fn cuda(index: usize) -> Result<Self> {
-        Ok(Self {
-            backend: Backend::Cuda(Arc::new(CudaBackend::new(index)?)),
-        })
+        Ok(Self::with_backend(Backend::Cuda(Arc::new(
+            CudaBackend::new(index)?,
+        ))))
     }
 
     /// Whether this is the host emulator.
@@ -95,9 +156,11 @@ impl Device {
             Backend::Emulated => Inner::Host(HostBox::new(vec![T::zeroed(); len])),
             Backend::Cuda(c) => Inner::Cuda(c.alloc_zeros(byte_len::<T>(len))?, c.clone()),
         };
+        self.ops.alloc();
         Ok(DeviceBuffer {
             len,
             inner,
+            ops: self.ops.clone(),
             _t: PhantomData,
         })
     }
@@ -105,11 +168,16 @@ impl Device {
     /// A buffer holding a copy of `data`.
     pub fn upload<T: Pod>(&self, data: &[T]) -> Result<DeviceBuffer<T>> {
         match &self.backend {
-            Backend::Emulated => Ok(DeviceBuffer {
-                len: data.len(),
-                inner: Inner::Host(HostBox::new(data.to_vec())),
-                _t: PhantomData,
-            }),
+            Backend::Emulated => {
+                self.ops.alloc();
+                self.ops.h2d(std::mem::size_of_val(data));
+                Ok(DeviceBuffer {
+                    len: data.len(),
+                    inner: Inner::Host(HostBox::new(data.to_vec())),
+                    ops: self.ops.clone(),
+                    _t: PhantomData,
+                })
+            }
             Backend::Cuda(_) => {
                 let mut b = self.alloc_zeros::<T>(data.len())?;
                 b.write(data)?;
@@ -145,6 +213,7 @@ impl Device {
                 block,
             });
         }
+        self.ops.launch();
         match &self.backend {
             Backend::Emulated => {
                 // SAFETY: the params struct matches the kernel (size checked, layout tested) and
@@ -172,6 +241,7 @@ impl Device {
 
     /// Waits for all launched work (a no-op in the emulator).
     pub fn synchronize(&self) -> Result<()> {
+        self.ops.sync();
         match &self.backend {
             Backend::Emulated => Ok(()),
             Backend::Cuda(c) => c.synchronize(),
@@ -198,6 +268,23 @@ impl Device {
                 Ok((r, Some(ms)))
             }
         }
+    }
+
+    /// Page-locked host memory of `len` elements that kernels write directly (mapped into the
+    /// device's address space): results reach the host without a copy, and the host reads them
+    /// after one synchronisation. Contents start zeroed.
+    pub fn alloc_mapped<T: Pod>(&self, len: usize) -> Result<MappedBuffer<T>> {
+        let inner = match &self.backend {
+            Backend::Emulated => MappedInner::Host(HostBox::new(vec![T::zeroed(); len.max(1)])),
+            Backend::Cuda(c) => MappedInner::Cuda(c.alloc_mapped(byte_len::<T>(len))?),
+        };
+        self.ops.alloc();
+        Ok(MappedBuffer {
+            len,
+            inner,
+            ops: self.ops.clone(),
+            _t: PhantomData,
+        })
     }
 
     /// Blocks needed to cover `n` threads with [`Device::block_size`] (at least 1).
@@ -254,6 +341,7 @@ enum Inner<T> {
 pub struct DeviceBuffer<T: Pod> {
     len: usize,
     inner: Inner<T>,
+    ops: Arc<OpCounter>,
     _t: PhantomData<T>,
 }
 
@@ -295,6 +383,8 @@ impl<T: Pod> DeviceBuffer<T> {
     /// Copies the first `n` elements to the host (`n` clamped to the length).
     pub fn download_prefix(&self, n: usize) -> Result<Vec<T>> {
         let n = n.min(self.len);
+        self.ops.sync();
+        self.ops.d2h(n * std::mem::size_of::<T>());
         match &self.inner {
             // SAFETY: no kernel runs (emulator launches are synchronous), the first n <= len
             // elements are initialised Pod values.
@@ -316,14 +406,82 @@ impl<T: Pod> DeviceBuffer<T> {
                 host: data.len(),
             });
         }
+        self.write_prefix(data)
+    }
+
+    /// Overwrites the first `data.len()` elements (at most the length) with `data`.
+    pub fn write_prefix(&mut self, data: &[T]) -> Result<()> {
+        if data.len() > self.len {
+            return Err(CudaError::LengthMismatch {
+                device: self.len,
+                host: data.len(),
+            });
+        }
+        self.ops.h2d(std::mem::size_of_val(data));
         match &mut self.inner {
             Inner::Host(h) => {
                 // SAFETY: exclusive access (&mut self), same length, Pod.
-                unsafe { std::slice::from_raw_parts_mut(h.ptr.as_ptr(), h.len) }
+                unsafe { std::slice::from_raw_parts_mut(h.ptr.as_ptr(), data.len()) }
                     .copy_from_slice(data);
                 Ok(())
             }
             Inner::Cuda(s, c) => c.write(s, bytemuck::cast_slice(data)),
         }
+    }
+}
+
+enum MappedInner<T> {
+    Host(HostBox<T>),
+    Cuda(MappedHost),
+}
+
+/// Page-locked host memory that kernels write through its device address
+/// ([`Device::alloc_mapped`]): the device delivers results straight to the host.
+pub struct MappedBuffer<T: Pod> {
+    len: usize,
+    inner: MappedInner<T>,
+    ops: Arc<OpCounter>,
+    _t: PhantomData<T>,
+}
+
+impl<T: Pod> std::fmt::Debug for MappedBuffer<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "MappedBuffer(len {})", self.len)
+    }
+}
+
+impl<T: Pod> MappedBuffer<T> {
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the buffer has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The device address of element 0, for a params struct.
+    pub fn device_ptr(&self) -> u64 {
+        match &self.inner {
+            MappedInner::Host(h) => h.ptr.as_ptr() as usize as u64,
+            MappedInner::Cuda(m) => m.device_ptr(),
+        }
+    }
+
+    /// Reads elements `start..start + n` (clamped to the length), counted as bytes read back
+    /// from the device. Call only after a [`Device::synchronize`] that follows the kernels
+    /// writing them.
+    pub fn read(&self, start: usize, n: usize) -> Vec<T> {
+        let start = start.min(self.len);
+        let n = n.min(self.len - start);
+        self.ops.d2h(n * std::mem::size_of::<T>());
+        let base: *const T = match &self.inner {
+            MappedInner::Host(h) => h.ptr.as_ptr(),
+            MappedInner::Cuda(m) => m.host_ptr().cast::<T>(),
+        };
+        // SAFETY: the allocation holds `len` Pod elements (zero-initialised, then written by
+        // kernels that have finished: the caller synchronised), start + n <= len.
+        unsafe { std::slice::from_raw_parts(base.add(start), n) }.to_vec()
     }
 }

@@ -3,9 +3,9 @@
 use std::ffi::c_void;
 
 use crate::params::{
-    BalanceScanParams, BalanceSpreadParams, BalanceTraverseParams, CollideParams, HierarchyParams,
-    MortonParams, PrimBoxesParams, RadixParams, ReduceBoundsParams, RefitParams, SelftestParams,
-    TriPairParams, WorldBoxesParams,
+    BalanceInitParams, BalanceScanParams, BalanceSpreadParams, BalanceTraverseParams,
+    CollideParams, HierarchyParams, MortonParams, PairsOutParams, PrimBoxesParams, RadixParams,
+    ReduceBoundsParams, RefitParams, SelftestParams, TriPairParams, WorldBoxesParams,
 };
 
 /// Signature of an emulator launcher `gprox_emu_launch_<kernel>(grid, block, &params)`.
@@ -68,10 +68,19 @@ kernels! {
     TriPair => gprox_tri_pair, gprox_emu_launch_gprox_tri_pair, TriPairParams;
     /// Balanced BVTT traversal: persistent tasks with local queues (`balance.cu`).
     BalanceTraverse => gprox_balance_traverse, gprox_emu_launch_gprox_balance_traverse, BalanceTraverseParams;
+    /// Balanced traversal with an early out at the first certified intersecting leaf pair
+    /// (`balance.cu`).
+    BalanceTraverseAny => gprox_balance_traverse_any, gprox_emu_launch_gprox_balance_traverse_any, BalanceTraverseParams;
+    /// Balanced traversal: root pair and zeroed counters, on the device (`balance.cu`).
+    BalanceInit => gprox_balance_init, gprox_emu_launch_gprox_balance_init, BalanceInitParams;
     /// Balanced traversal: prefix sum of queue sizes and even shares (`balance.cu`).
     BalanceScan => gprox_balance_scan, gprox_emu_launch_gprox_balance_scan, BalanceScanParams;
     /// Balanced traversal: redistribution of the remaining work (`balance.cu`).
     BalanceSpread => gprox_balance_spread, gprox_emu_launch_gprox_balance_spread, BalanceSpreadParams;
+    /// A traversal's pairs compacted into host-mapped memory (`pairs_out.cu`).
+    PairsOut => gprox_pairs_out, gprox_emu_launch_gprox_pairs_out, PairsOutParams;
+    /// A traversal's counters in front of its mapped pairs (`pairs_out.cu`).
+    PairsHeader => gprox_pairs_header, gprox_emu_launch_gprox_pairs_header, PairsOutParams;
     /// Self-test of warp intrinsics and shared memory (`selftest.cu`).
     SelftestWarp => gprox_selftest_warp, gprox_emu_launch_gprox_selftest_warp, SelftestParams;
     /// Distance traversal: bounds of every child pair of a front (`distance.cu`).

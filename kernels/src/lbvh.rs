@@ -57,8 +57,20 @@ impl Device {
     }
 
     pub(crate) fn prim_boxes_dev(&self, m: &DeviceMesh) -> Result<DeviceBuffer<Aabb>> {
+        let boxes = self.alloc_zeros::<Aabb>(m.face_count as usize)?;
+        self.prim_boxes_into(m, &boxes)?;
+        Ok(boxes)
+    }
+
+    /// The box of every face of `m` into `boxes` (at least `m.face_count` entries).
+    pub(crate) fn prim_boxes_into(&self, m: &DeviceMesh, boxes: &DeviceBuffer<Aabb>) -> Result<()> {
         let n = m.face_count as usize;
-        let boxes = self.alloc_zeros::<Aabb>(n)?;
+        if n > boxes.len() {
+            return Err(CudaError::LengthMismatch {
+                device: boxes.len(),
+                host: n,
+            });
+        }
         if n > 0 {
             let p = PrimBoxesParams {
                 positions: m.positions.device_ptr(),
@@ -70,7 +82,7 @@ impl Device {
             // SAFETY: positions/faces hold the validated mesh, boxes has n entries.
             unsafe { self.launch(Kernel::PrimBoxes, self.blocks_for(n), self.block_size(), &p)? };
         }
-        Ok(boxes)
+        Ok(())
     }
 
     /// Spec steps 2-3 on the device: 63-bit codes of `boxes`' centroids
@@ -270,6 +282,28 @@ impl Device {
             return Ok(());
         }
         let flags = self.alloc_zeros::<u32>((n as usize - 1).max(1))?;
+        self.refit_with_flags(nodes, parents, boxes, &flags, n)
+    }
+
+    /// [`Device::refit_dev`] with visit flags that persist across refits (zeroed once: the
+    /// kernel counts arrivals by parity, see `refit.cu`).
+    pub(crate) fn refit_with_flags(
+        &self,
+        nodes: &DeviceBuffer<BvhNode>,
+        parents: &DeviceBuffer<u32>,
+        boxes: &DeviceBuffer<Aabb>,
+        flags: &DeviceBuffer<u32>,
+        n: u32,
+    ) -> Result<()> {
+        if n == 0 {
+            return Ok(());
+        }
+        if flags.len() < n as usize - 1 {
+            return Err(CudaError::LengthMismatch {
+                device: flags.len(),
+                host: n as usize - 1,
+            });
+        }
         let p = RefitParams {
             nodes: nodes.device_ptr(),
             parents: parents.device_ptr(),

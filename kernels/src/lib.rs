@@ -35,15 +35,20 @@ pub mod distance;
 pub mod error;
 pub mod kernel;
 pub mod lbvh;
+pub mod ops;
 pub mod params;
+mod pool;
+pub mod resident;
 pub mod self_collide;
 
 pub use balance::{BalanceOptions, BalanceStats};
 pub use ccd::MovingMesh;
-pub use collide::{CollisionObject, GpuCollideOptions};
-pub use device::{Device, DeviceBuffer};
+pub use collide::{CollisionObject, GpuCollideOptions, ResidentObject};
+pub use device::{Device, DeviceBuffer, MappedBuffer};
 pub use error::{CudaError, Result};
 pub use kernel::Kernel;
+pub use ops::DeviceOps;
+pub use resident::ResidentMesh;
 pub use self_collide::GpuSelfCollisions;
 
 mod fatbin {

@@ -201,7 +201,10 @@ params!(
         pairs: u64,
         /// `u32[count]` (out): [`TRI_SEPARATE`], [`TRI_INTERSECT`] or [`TRI_UNDECIDED`].
         status: u64,
-        /// Pairs.
+        /// 0, or the device address of a `u32` pair count (a traversal's counter): then
+        /// `min(*count_at, count)` pairs are tested.
+        count_at: u64,
+        /// Pairs (the capacity of `pairs` when `count_at` is set).
         count: u32,
         /// Padding.
         pad: u32,
@@ -224,8 +227,14 @@ params!(
         boxes_b0: u64,
         /// Second boxes of B's nodes ([`BALANCE_DUAL`]).
         boxes_b1: u64,
-        /// `const u32[3 faces]` ([`BALANCE_SKIP_ADJACENT`]), else 0.
+        /// `const u32[3 faces]` of A ([`BALANCE_SKIP_ADJACENT`], [`BALANCE_ANY`]), else 0.
         faces: u64,
+        /// Faces of B ([`BALANCE_ANY`]), else 0.
+        faces_b: u64,
+        /// `const f32[3 vertices]` of A ([`BALANCE_ANY`]), else 0.
+        positions_a: u64,
+        /// Positions of B ([`BALANCE_ANY`]), else 0.
+        positions_b: u64,
         /// `u32[2 tasks task_capacity]`: each task's queue region (in/out).
         work: u64,
         /// `u32[tasks]`: items in each region (in/out).
@@ -234,17 +243,26 @@ params!(
         results: u64,
         /// `u32[BALANCE_COUNTERS]`.
         counters: u64,
+        /// [`BALANCE_ANY`]: world pose of A.
+        pose_a: Pose64,
+        /// [`BALANCE_ANY`]: world pose of B.
+        pose_b: Pose64,
         /// [`BALANCE_DUAL`]: a gap separates two boxes only when it exceeds this (`≥ 0`, the
         /// CCD minimum separation).
         min_separation: f64,
-        /// Most items one task's queue holds (shared part + global region).
+        /// Items one task's region holds (the allocation's stride).
         task_capacity: u32,
+        /// A task's queue holds the round's largest share plus this (capped by the stride):
+        /// [`crate::BalanceOptions`]' queue and spill capacities.
+        headroom: u32,
+        /// Padding.
+        pad: u32,
         /// Shared-memory queue size (`1..=BALANCE_MAX_LOCAL`).
         local_capacity: u32,
         /// Pairs `results` holds.
         result_capacity: u32,
-        /// A task leaves when the idle count exceeds this.
-        idle_limit: u32,
+        /// A task leaves when the idle count exceeds `active * idle_permille / 1000`.
+        idle_permille: u32,
         /// Bytes between consecutive boxes (24: `Aabb[]`, 32: `BvhNode[]`).
         box_stride: u32,
         /// Node index of A's first leaf.
@@ -257,15 +275,14 @@ params!(
 );
 
 params!(
-    /// `gprox_balance_scan` (one block): prefix sum of the queue sizes and the even shares.
-    BalanceScanParams {
-        /// `const u32[tasks]`.
-        counts_in: u64,
-        /// `u32[tasks + 1]` (out): exclusive prefix sum.
-        offsets: u64,
-        /// `u32[tasks]` (out): each task's share.
-        counts_out: u64,
-        /// `u32[BALANCE_COUNTERS]`: remaining written, idle reset.
+    /// `gprox_balance_init`: the first round's queues (root pair in task 0) and zeroed
+    /// counters, written on the device.
+    BalanceInitParams {
+        /// `u32[2 tasks stride]` (out): the root pair at 0.
+        work: u64,
+        /// `u32[tasks]` (out).
+        counts: u64,
+        /// `u32[BALANCE_COUNTERS]` (out).
         counters: u64,
         /// Tasks.
         tasks: u32,
@@ -275,32 +292,72 @@ params!(
 );
 
 params!(
+    /// `gprox_balance_scan` (one block): prefix sum of the queue sizes, the even shares and
+    /// the device-side end test.
+    BalanceScanParams {
+        /// `const u32[tasks]`.
+        counts_in: u64,
+        /// `u32[tasks + 1]` (out): exclusive prefix sum.
+        offsets: u64,
+        /// `u32[tasks]` (out): each task's share.
+        counts_out: u64,
+        /// `u32[BALANCE_COUNTERS]`.
+        counters: u64,
+        /// Tasks.
+        tasks: u32,
+        /// Capacity of a task's region.
+        stride: u32,
+        /// Room a task needs beyond its share to take steps.
+        headroom: u32,
+        /// Padding.
+        pad: u32,
+    }
+);
+
+params!(
     /// `gprox_balance_spread`: moves every remaining item to its task's even share.
     BalanceSpreadParams {
-        /// `const u32[2 tasks stride_in]`.
+        /// `const u32[2 tasks stride]`.
         work_in: u64,
         /// `const u32[tasks + 1]`.
         offsets: u64,
-        /// `u32[2 tasks stride_out]` (out).
+        /// `u32[2 tasks stride]` (out).
         work_out: u64,
+        /// `const u32[BALANCE_COUNTERS]`: done flag and items left.
+        counters: u64,
         /// Tasks.
         tasks: u32,
-        /// Items (`offsets[tasks]`).
-        total: u32,
-        /// Capacity of an input region.
-        stride_in: u32,
-        /// Capacity of an output region.
-        stride_out: u32,
+        /// Capacity of a region.
+        stride: u32,
+    }
+);
+
+params!(
+    /// `gprox_pairs_out` / `gprox_pairs_header`: a traversal's leaf pairs compacted into
+    /// host-mapped memory (`out[..BALANCE_COUNTERS]` the counters, then the pairs).
+    PairsOutParams {
+        /// `u32[BALANCE_COUNTERS]`.
+        counters: u64,
+        /// `const u32[2 capacity]`: the traversal's leaf pairs.
+        pairs: u64,
+        /// 0 (keep every pair) or `const u32[capacity]`: triangle-test status per pair.
+        status: u64,
+        /// `u32[BALANCE_COUNTERS + 2 capacity]` (out, host-mapped).
+        out: u64,
+        /// Pairs `pairs` holds.
+        capacity: u32,
+        /// Padding.
+        pad: u32,
     }
 );
 
 /// Capacity of one task's shared-memory queue in node pairs (`GPROX_BALANCE_MAX_LOCAL`).
 pub const BALANCE_MAX_LOCAL: u32 = 1024;
-/// Entries of the balanced traversal's counters array.
-pub const BALANCE_COUNTERS: usize = 8;
+/// Entries of the balanced traversal's counters array (the header of a mapped result).
+pub const BALANCE_COUNTERS: usize = 16;
 /// Counter: leaf pairs found (counts past the result capacity).
 pub const BC_RESULTS: usize = 0;
-/// Counter: idle tasks of the running round (reset by the scan).
+/// Counter: tasks that had work this round and ran empty or full.
 pub const BC_IDLE: usize = 1;
 /// Counter: work items left after a round.
 pub const BC_REMAINING: usize = 2;
@@ -312,14 +369,35 @@ pub const BC_FULL: usize = 4;
 pub const BC_THRESHOLD: usize = 5;
 /// Counter: node pairs expanded.
 pub const BC_PROCESSED: usize = 6;
-/// Counter: task exits with an empty queue.
+/// Counter: task exits with an empty queue (tasks that had work).
 pub const BC_EMPTY: usize = 7;
+/// Counter: 1 once the traversal is over (nothing left, queue overflow, early out).
+pub const BC_DONE: usize = 8;
+/// Counter: tasks given work for the current round.
+pub const BC_ACTIVE: usize = 9;
+/// Counter: 1 when the work outgrew the queue regions (the host grows them and reruns).
+pub const BC_OVERFLOW: usize = 10;
+/// Counter: traversal rounds run on the device.
+pub const BC_ROUNDS: usize = 11;
+/// Counter: [`BALANCE_ANY`]: 1 once a certified intersecting pair was found.
+pub const BC_FOUND: usize = 12;
+/// Counter: task exits to hand work to tasks that got none.
+pub const BC_SPREAD: usize = 13;
+/// Counter: pairs written by `gprox_pairs_out` (reset once copied into the header).
+pub const BC_OUT: usize = 14;
+/// Counter: most work items left after a round.
+pub const BC_MAX_REMAINING: usize = 15;
 /// Traversal flag: one tree against itself.
 pub const BALANCE_SELF: u32 = 1;
 /// Traversal flag: two boxes per node (t = 0 and t = 1), pruned only when separated at both ends.
 pub const BALANCE_DUAL: u32 = 2;
 /// Traversal flag: drop leaf pairs whose faces share a vertex.
 pub const BALANCE_SKIP_ADJACENT: u32 = 4;
+/// Traversal flag: early out at the first certified intersecting pair (filtered triangle test
+/// in the traversal; undecided pairs go to the results).
+pub const BALANCE_ANY: u32 = 8;
+/// Flag bit of a pair from `gprox_pairs_out`: left undecided by the filters (host test).
+pub const PAIR_UNDECIDED: u32 = 0x8000_0000;
 
 params!(
     /// `gprox_selftest_warp`: checks of the portability layer (warp intrinsics, shared memory).

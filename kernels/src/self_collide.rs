@@ -10,11 +10,11 @@ use gprox_geometry::transform::Pose64;
 use gprox_geometry::tri_tri::triangles_intersect;
 use gprox_geometry::TriMesh;
 
-use crate::balance::{BalanceOptions, BalanceStats, Traversal, NODE_BOX_STRIDE};
+use crate::balance::{BalanceOptions, BalanceStats, Traversal, TriSide, NODE_BOX_STRIDE};
 use crate::device::Device;
 use crate::error::{CudaError, Result};
 use crate::lbvh::validate_bvh;
-use crate::params::{BALANCE_SELF, BALANCE_SKIP_ADJACENT, TRI_INTERSECT, TRI_UNDECIDED};
+use crate::params::{BALANCE_SELF, BALANCE_SKIP_ADJACENT, PAIR_UNDECIDED};
 
 /// Result of [`Device::self_collide`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -67,6 +67,11 @@ impl Device {
         }
         let nodes = self.upload(&bvh.nodes)?;
         let dm = self.upload_mesh(mesh)?;
+        let side = TriSide {
+            positions: dm.positions.device_ptr(),
+            faces: dm.faces.device_ptr(),
+            pose: Pose64::IDENTITY,
+        };
         let t = Traversal {
             nodes_a: nodes.device_ptr(),
             nodes_b: nodes.device_ptr(),
@@ -78,31 +83,26 @@ impl Device {
             faces: dm.faces.device_ptr(),
             flags: BALANCE_SELF | BALANCE_SKIP_ADJACENT,
             min_separation: 0.0,
+            triangles: Some([side, side]),
         };
-        let (candidates, count, stats) = self.balanced_traverse(&t, opts)?;
+        let run = self.run_traversal(&t, opts)?;
         let mut out = GpuSelfCollisions {
             pairs: Vec::new(),
-            candidates: count as usize,
-            stats,
+            candidates: run.stats.leaf_pairs as usize,
+            stats: run.stats,
         };
-        if count == 0 {
-            return Ok(out);
-        }
-        let pairs = self.download_pairs(&candidates, count)?;
-        let identity = Pose64::IDENTITY;
-        let status = self
-            .tri_pairs(&dm, &identity, &dm, &identity, &candidates, count)?
-            .download_prefix(count as usize)?;
         let pos = mesh.positions();
         let faces = mesh.faces();
-        for (&[fa, fb], &s) in pairs.iter().zip(&status) {
-            let keep = if s == TRI_UNDECIDED {
+        for [fa, fb] in run.pairs {
+            let keep = if fa & PAIR_UNDECIDED != 0 {
+                let fa = fa & !PAIR_UNDECIDED;
                 let ta = faces[fa as usize].map(|v| pos[v as usize].as_dvec3());
                 let tb = faces[fb as usize].map(|v| pos[v as usize].as_dvec3());
                 triangles_intersect(&ta, &tb)
             } else {
-                s == TRI_INTERSECT
+                true
             };
+            let fa = fa & !PAIR_UNDECIDED;
             if keep {
                 out.pairs.push([fa.min(fb), fa.max(fb)]);
             }

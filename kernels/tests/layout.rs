@@ -98,6 +98,7 @@ fn params_match() {
         faces_b,
         pairs,
         status,
+        count_at,
         count
     );
     size!(BalanceTraverseParams);
@@ -110,23 +111,31 @@ fn params_match() {
         boxes_b0,
         boxes_b1,
         faces,
+        faces_b,
+        positions_a,
+        positions_b,
         work,
         counts,
         results,
-        counters,
-        min_separation
+        counters
     );
     offset!(
         BalanceTraverseParams,
+        pose_a,
+        pose_b,
+        min_separation,
         task_capacity,
+        headroom,
         local_capacity,
         result_capacity,
-        idle_limit,
+        idle_permille,
         box_stride,
         first_leaf_a,
         first_leaf_b,
         flags
     );
+    size!(BalanceInitParams);
+    offset!(BalanceInitParams, work, counts, counters, tasks);
     size!(BalanceScanParams);
     offset!(
         BalanceScanParams,
@@ -134,7 +143,9 @@ fn params_match() {
         offsets,
         counts_out,
         counters,
-        tasks
+        tasks,
+        stride,
+        headroom
     );
     size!(BalanceSpreadParams);
     offset!(
@@ -142,11 +153,12 @@ fn params_match() {
         work_in,
         offsets,
         work_out,
+        counters,
         tasks,
-        total,
-        stride_in,
-        stride_out
+        stride
     );
+    size!(PairsOutParams);
+    offset!(PairsOutParams, counters, pairs, status, out, capacity);
 }
 
 #[test]

@@ -8,8 +8,11 @@
 #ifdef __CUDACC__
 #include <stdint.h>
 #define GPROX_KERNEL_EXPORT(name, Params)
+/// A device function kept out of line (large, rarely reached code in a hot kernel).
+#define GPROX_NOINLINE __noinline__
 #else
 #include "gprox/emu.cuh"
+#define GPROX_NOINLINE
 #endif
 
 /// Declares a kernel: `GPROX_KERNEL(name, Params)` followed by the body, parameter `p`.

@@ -105,17 +105,18 @@ struct TriPairParams {
   uint64_t positions_b;
   uint64_t faces_b;
   uint64_t pairs;   ///< const uint32_t[2 * count]: (face a, face b)
-  uint64_t status;  ///< uint32_t[count] (out): GPROX_TRI_*
-  uint32_t count;
+  uint64_t status;    ///< uint32_t[count] (out): GPROX_TRI_*
+  uint64_t count_at;  ///< 0, or const uint32_t*: test min(*count_at, count) pairs
+  uint32_t count;     ///< pairs (the capacity of `pairs` when count_at is set)
   uint32_t pad;
 };
 /// Balanced traversal (balance.cu): capacity of the shared-memory queue of one task, in node pairs.
 #define GPROX_BALANCE_MAX_LOCAL 1024
-/// Balanced traversal: entries of the counters array.
-#define GPROX_BALANCE_COUNTERS 8
+/// Balanced traversal: entries of the counters array (also the header of a mapped result).
+#define GPROX_BALANCE_COUNTERS 16
 /// counters[]: leaf pairs found (cumulative, counts past the capacity).
 #define GPROX_BC_RESULTS 0
-/// counters[]: tasks that ran empty or full in this round (the one global idle counter).
+/// counters[]: tasks that had work this round and ran empty or full (the one global idle counter).
 #define GPROX_BC_IDLE 1
 /// counters[]: work items left after the round (written by gprox_balance_scan).
 #define GPROX_BC_REMAINING 2
@@ -127,8 +128,25 @@ struct TriPairParams {
 #define GPROX_BC_THRESHOLD 5
 /// counters[]: node pairs expanded (cumulative).
 #define GPROX_BC_PROCESSED 6
-/// counters[]: task exits because the queue ran empty (cumulative).
+/// counters[]: task exits because the queue ran empty (cumulative; tasks that had work only).
 #define GPROX_BC_EMPTY 7
+/// counters[]: 1 once the traversal is over (no work left, a queue overflow, or an early out);
+/// every later balancing launch returns at once.
+#define GPROX_BC_DONE 8
+/// counters[]: tasks given work for this round (the base of the idle threshold).
+#define GPROX_BC_ACTIVE 9
+/// counters[]: 1 when the work no longer fits the queue regions (the host grows them, reruns).
+#define GPROX_BC_OVERFLOW 10
+/// counters[]: traversal rounds run on the device.
+#define GPROX_BC_ROUNDS 11
+/// counters[]: ANY mode: 1 once a certified intersecting pair was found.
+#define GPROX_BC_FOUND 12
+/// counters[]: task exits to hand work to tasks that got none (cumulative).
+#define GPROX_BC_SPREAD 13
+/// counters[]: pairs written by gprox_pairs_out (reset by gprox_pairs_header once copied).
+#define GPROX_BC_OUT 14
+/// counters[]: most work items left after a round.
+#define GPROX_BC_MAX_REMAINING 15
 /// BalanceTraverseParams::flags: one tree against itself (node pair (i, i) = node i vs itself).
 #define GPROX_BALANCE_SELF 1u
 /// BalanceTraverseParams::flags: two boxes per node (t = 0 and t = 1); pairs are pruned only when
@@ -136,52 +154,90 @@ struct TriPairParams {
 #define GPROX_BALANCE_DUAL 2u
 /// BalanceTraverseParams::flags: drop leaf pairs whose faces share a vertex (`faces` is set).
 #define GPROX_BALANCE_SKIP_ADJACENT 4u
+/// BalanceTraverseParams::flags: early out. Leaf pairs get the filtered triangle test in the
+/// traversal: a certified intersection sets BC_FOUND and every task stops; certified separations
+/// are dropped; only undecided pairs reach the results.
+#define GPROX_BALANCE_ANY 8u
 
 /// gprox_balance_traverse: persistent tasks (one per block) traversing the BVTT from their own
 /// work queues (gProximity §3.3).
 struct BalanceTraverseParams {
-  uint64_t nodes_a;   ///< const BvhNode[]
-  uint64_t nodes_b;   ///< const BvhNode[] (== nodes_a in self mode)
-  uint64_t boxes_a0;  ///< box of A's node i at byte offset i * box_stride
-  uint64_t boxes_a1;  ///< second box of A's nodes (DUAL), else unused
-  uint64_t boxes_b0;  ///< boxes of B's nodes
-  uint64_t boxes_b1;  ///< second boxes of B's nodes (DUAL)
-  uint64_t faces;     ///< const uint32_t[3 * faces] (SKIP_ADJACENT), else 0
-  uint64_t work;      ///< uint32_t[2 * tasks * task_capacity]: each task's queue region (in/out)
-  uint64_t counts;    ///< uint32_t[tasks]: items in each region (in/out)
-  uint64_t results;   ///< uint32_t[2 * result_capacity] (out): (face a, face b)
-  uint64_t counters;  ///< uint32_t[GPROX_BALANCE_COUNTERS]
+  uint64_t nodes_a;      ///< const BvhNode[]
+  uint64_t nodes_b;      ///< const BvhNode[] (== nodes_a in self mode)
+  uint64_t boxes_a0;     ///< box of A's node i at byte offset i * box_stride
+  uint64_t boxes_a1;     ///< second box of A's nodes (DUAL), else unused
+  uint64_t boxes_b0;     ///< boxes of B's nodes
+  uint64_t boxes_b1;     ///< second boxes of B's nodes (DUAL)
+  uint64_t faces;        ///< const uint32_t[3 * faces] of A (SKIP_ADJACENT, ANY), else 0
+  uint64_t faces_b;      ///< faces of B (ANY), else 0
+  uint64_t positions_a;  ///< const float[3 * vertices] of A (ANY), else 0
+  uint64_t positions_b;  ///< positions of B (ANY), else 0
+  uint64_t work;         ///< uint32_t[2 * tasks * task_capacity]: each task's queue region (in/out)
+  uint64_t counts;       ///< uint32_t[tasks]: items in each region (in/out)
+  uint64_t results;      ///< uint32_t[2 * result_capacity] (out): (face a, face b)
+  uint64_t counters;     ///< uint32_t[GPROX_BALANCE_COUNTERS]
+  Pose64 pose_a;         ///< ANY: world pose of A
+  Pose64 pose_b;         ///< ANY: world pose of B
   double min_separation;     ///< DUAL: a gap counts only when it exceeds this (>= 0)
-  uint32_t task_capacity;    ///< most items one task's queue holds (shared + global)
+  uint32_t task_capacity;    ///< items one task's region holds (the allocation's stride)
+  uint32_t headroom;         ///< a task's queue holds its share plus this (capped by the stride)
+  uint32_t pad;
   uint32_t local_capacity;   ///< shared-memory queue size (1..=GPROX_BALANCE_MAX_LOCAL)
   uint32_t result_capacity;  ///< pairs `results` holds
-  uint32_t idle_limit;       ///< a task leaves when the idle count exceeds this
+  uint32_t idle_permille;    ///< a task leaves when idle > active * idle_permille / 1000
   uint32_t box_stride;       ///< bytes between consecutive boxes (24: Aabb[], 32: BvhNode[])
   uint32_t first_leaf_a;     ///< node index of A's first leaf (n - 1)
   uint32_t first_leaf_b;     ///< node index of B's first leaf
   uint32_t flags;            ///< GPROX_BALANCE_*
 };
 
-/// gprox_balance_scan (one block): prefix sum of the queue sizes and the even shares.
+/// gprox_balance_init: the first round's queues (the root pair in task 0) and zeroed counters,
+/// written on the device.
+struct BalanceInitParams {
+  uint64_t work;      ///< uint32_t[2 * tasks * stride] (out): root pair at 0
+  uint64_t counts;    ///< uint32_t[tasks] (out)
+  uint64_t counters;  ///< uint32_t[GPROX_BALANCE_COUNTERS] (out)
+  uint32_t tasks;
+  uint32_t pad;
+};
+
+/// gprox_balance_scan (one block): prefix sum of the queue sizes, the even shares, and the
+/// device-side end test (nothing left, queues too small, early out).
 struct BalanceScanParams {
   uint64_t counts_in;   ///< const uint32_t[tasks]
   uint64_t offsets;     ///< uint32_t[tasks + 1] (out): exclusive prefix sum
   uint64_t counts_out;  ///< uint32_t[tasks] (out): share of each task
-  uint64_t counters;    ///< uint32_t[GPROX_BALANCE_COUNTERS]: REMAINING written, IDLE reset
+  uint64_t counters;    ///< uint32_t[GPROX_BALANCE_COUNTERS]
   uint32_t tasks;
+  uint32_t stride;    ///< capacity of a task's region
+  uint32_t headroom;  ///< room a task needs beyond its share to take steps
   uint32_t pad;
 };
 
 /// gprox_balance_spread: moves every remaining item to its task's even share.
 struct BalanceSpreadParams {
-  uint64_t work_in;   ///< const uint32_t[2 * tasks * stride_in]
+  uint64_t work_in;   ///< const uint32_t[2 * tasks * stride]
   uint64_t offsets;   ///< const uint32_t[tasks + 1]
-  uint64_t work_out;  ///< uint32_t[2 * tasks * stride_out] (out)
+  uint64_t work_out;  ///< uint32_t[2 * tasks * stride] (out)
+  uint64_t counters;  ///< const uint32_t[GPROX_BALANCE_COUNTERS]: DONE, REMAINING
   uint32_t tasks;
-  uint32_t total;       ///< items (offsets[tasks])
-  uint32_t stride_in;   ///< capacity of an input region
-  uint32_t stride_out;  ///< capacity of an output region
+  uint32_t stride;  ///< capacity of a region
 };
+
+/// Flag bit of a pair written by gprox_pairs_out: the filters left it undecided (host test).
+#define GPROX_PAIR_UNDECIDED 0x80000000u
+
+/// gprox_pairs_out / gprox_pairs_header: a traversal's leaf pairs compacted into host-mapped
+/// memory: `out[0..GPROX_BALANCE_COUNTERS]` the counters, then the pairs.
+struct PairsOutParams {
+  uint64_t counters;  ///< uint32_t[GPROX_BALANCE_COUNTERS]: RESULTS read, OUT counted
+  uint64_t pairs;     ///< const uint32_t[2 * capacity]: the traversal's leaf pairs
+  uint64_t status;    ///< 0 (keep all), or const uint32_t[capacity]: GPROX_TRI_* per pair
+  uint64_t out;       ///< uint32_t[GPROX_BALANCE_COUNTERS + 2 * capacity] (out, host-mapped)
+  uint32_t capacity;  ///< pairs `pairs` holds
+  uint32_t pad;
+};
+
 /// gprox_selftest_warp: checks of the portability layer.
 struct SelftestParams {
   uint64_t out;    ///< uint32_t[5 * count] (out)

@@ -1,0 +1,170 @@
+//! Op budgets of the GPU pipeline, counted by the device layer (identically by the emulator and
+//! by CUDA): on resident models a collision query synchronises with the host once, uploads
+//! nothing, reads back only its header and its pairs, and allocates nothing after the first
+//! frame; an update uploads only the positions. These budgets are how the GPU path is checked
+//! on machines without a GPU; the answers are compared with the CPU backend frame by frame.
+#![cfg(feature = "emulated")]
+
+use gprox::cuda::DeviceOps;
+use gprox::geometry::glam::{Affine3A, Vec3};
+use gprox::geometry::scene::{torus, Scene};
+use gprox::{Backend, CollideOptions, Context, Model};
+
+/// Header bytes a traversal's mapped result carries (its 16 counters).
+const HEADER: u64 = 64;
+
+/// A unit torus stood up through another one's hole, cutting its tube.
+fn interlocked() -> Affine3A {
+    Affine3A::from_translation(Vec3::new(0.35, 0.05, 0.0))
+        * Affine3A::from_rotation_x(std::f32::consts::FRAC_PI_2)
+}
+
+/// The ops `f` performed on `ctx`'s device.
+fn ops<R>(ctx: &Context, f: impl FnOnce() -> R) -> (R, DeviceOps) {
+    let before = ctx.device_ops().unwrap();
+    let r = f();
+    (r, ctx.device_ops().unwrap() - before)
+}
+
+/// The built-in two-tori scene, every frame: collide-all and collide-any on resident models
+/// within budget, and equal to the CPU's answers.
+#[test]
+fn two_tori_collide_stays_within_budget() {
+    let scene = Scene::builtin();
+    let cpu = Context::new(Backend::Cpu).unwrap();
+    let emu = Context::new(Backend::Emulated).unwrap();
+    let (ca, cb) = (
+        Model::new(scene.mesh(0).clone()),
+        Model::new(scene.mesh(1).clone()),
+    );
+    let (ea, eb) = (
+        emu.model(scene.mesh(0).clone()).unwrap(),
+        emu.model(scene.mesh(1).clone()).unwrap(),
+    );
+    let opts = CollideOptions::default();
+    let mut touching_frames = 0;
+    for f in 0..scene.frame_count() {
+        let (pa, pb) = (scene.pose(f, 0), scene.pose(f, 1));
+        let want = cpu.collide_all(&ca, &pa, &cb, &pb, &opts).unwrap();
+        let (got, all) = ops(&emu, || emu.collide_all(&ea, &pa, &eb, &pb, &opts).unwrap());
+        assert_eq!(got, want, "frame {f}");
+        let (any, any_ops) = ops(&emu, || emu.collide_any(&ea, &pa, &eb, &pb, &opts).unwrap());
+        assert_eq!(any, !want.is_empty(), "frame {f}");
+        touching_frames += usize::from(any);
+        // The first frame warms the pool up (its buffers, grown to the scene's needs).
+        if f == 0 {
+            continue;
+        }
+        let pair_bytes = 8 * got.len() as u64;
+        assert!(all.syncs <= 1, "frame {f}: {all:?}");
+        assert!(all.h2d_bytes <= 4096, "frame {f}: {all:?}");
+        // Undecided pairs come back too (flagged for the exact host test): at most the
+        // kept pairs plus those, and never more than the header beyond the pairs when none is
+        // undecided.
+        assert!(all.d2h_bytes >= HEADER + pair_bytes, "frame {f}: {all:?}");
+        assert_eq!(all.allocations, 0, "frame {f}: {all:?}");
+        assert!(any_ops.syncs <= 1, "frame {f}: {any_ops:?}");
+        assert_eq!(any_ops.allocations, 0, "frame {f}: {any_ops:?}");
+        assert!(any_ops.h2d_bytes <= 4096, "frame {f}: {any_ops:?}");
+        if any {
+            // An early out reads the header only.
+            assert!(any_ops.d2h_bytes <= HEADER, "frame {f}: {any_ops:?}");
+        }
+    }
+    assert!(touching_frames >= 2, "the scene touches in some frames");
+}
+
+/// The device answers exactly the pairs its filters certify; the header is the only overhead:
+/// on a scene whose pairs are all certified, the bytes read back are exactly header + pairs.
+#[test]
+fn collide_all_reads_back_header_and_pairs_only() {
+    let emu = Context::new(Backend::Emulated).unwrap();
+    let a = emu.model(torus(1.0, 0.3, 32, 16).unwrap()).unwrap();
+    let b = emu.model(torus(1.0, 0.3, 32, 16).unwrap()).unwrap();
+    let pose_b = interlocked();
+    let opts = CollideOptions::default();
+    let first = emu
+        .collide_all(&a, &Affine3A::IDENTITY, &b, &pose_b, &opts)
+        .unwrap();
+    assert!(first.len() > 20, "{}", first.len());
+    let (again, used) = ops(&emu, || {
+        emu.collide_all(&a, &Affine3A::IDENTITY, &b, &pose_b, &opts)
+            .unwrap()
+    });
+    assert_eq!(again, first);
+    assert_eq!(
+        (used.syncs, used.h2d_bytes, used.d2h_bytes, used.allocations),
+        (1, 0, HEADER + 8 * first.len() as u64, 0),
+        "{used:?}"
+    );
+}
+
+/// A deforming model: an update uploads exactly its positions (refit on the device, no
+/// allocation, no synchronisation), and the next query still costs one synchronisation and gives
+/// the CPU's answer; the host tree, refit on demand, equals the CPU's.
+#[test]
+fn deforming_update_uploads_positions_only() {
+    let cpu = Context::new(Backend::Cpu).unwrap();
+    let emu = Context::new(Backend::Emulated).unwrap();
+    let mesh = torus(1.0, 0.3, 40, 20).unwrap();
+    let other = torus(0.8, 0.25, 30, 15).unwrap();
+    let mut cm = cpu.model(mesh.clone()).unwrap();
+    let mut em = emu.model(mesh.clone()).unwrap();
+    let (co, eo) = (cpu.model(other.clone()).unwrap(), emu.model(other).unwrap());
+    let pose = interlocked();
+    let opts = CollideOptions::default();
+    for step in 0..4 {
+        let s = 1.0 + 0.1 * step as f32;
+        let moved: Vec<Vec3> = mesh
+            .positions()
+            .iter()
+            .map(|p| Vec3::new(p.x * s, p.y, p.z / s))
+            .collect();
+        cpu.update(&mut cm, &moved).unwrap();
+        let ((), up) = ops(&emu, || emu.update(&mut em, &moved).unwrap());
+        assert_eq!(up.h2d_bytes, 12 * moved.len() as u64, "{up:?}");
+        assert_eq!(
+            (up.syncs, up.allocations, up.d2h_bytes),
+            (0, 0, 0),
+            "{up:?}"
+        );
+        let want = cpu
+            .collide_all(&cm, &Affine3A::IDENTITY, &co, &pose, &opts)
+            .unwrap();
+        let (got, q) = ops(&emu, || {
+            emu.collide_all(&em, &Affine3A::IDENTITY, &eo, &pose, &opts)
+                .unwrap()
+        });
+        assert_eq!(got, want, "step {step}");
+        assert!(!want.is_empty(), "step {step}");
+        assert_eq!(q.h2d_bytes, 0, "{q:?}");
+        // The first query sizes the pool and learns how many rounds to enqueue.
+        if step > 0 {
+            assert_eq!((q.syncs, q.allocations), (1, 0), "{q:?}");
+        }
+        assert_eq!(em.bvh(), cm.bvh(), "step {step}");
+    }
+}
+
+/// Growing beyond the pool's buffers is a rerun, never a lost pair: a scene with many pairs
+/// after a scene with few gives the CPU's answer.
+#[test]
+fn outgrowing_the_pool_reruns_and_loses_nothing() {
+    let cpu = Context::new(Backend::Cpu).unwrap();
+    let emu = Context::new(Backend::Emulated).unwrap();
+    let m = torus(1.0, 0.3, 48, 24).unwrap();
+    let (ca, cb) = (cpu.model(m.clone()).unwrap(), cpu.model(m.clone()).unwrap());
+    let (ea, eb) = (emu.model(m.clone()).unwrap(), emu.model(m).unwrap());
+    let opts = CollideOptions::default();
+    let grazing = Affine3A::from_translation(Vec3::new(2.55, 0.0, 0.0));
+    let deep = Affine3A::from_translation(Vec3::new(0.3, 0.0, 0.05));
+    for pose in [grazing, deep, grazing, deep] {
+        let want = cpu
+            .collide_all(&ca, &Affine3A::IDENTITY, &cb, &pose, &opts)
+            .unwrap();
+        let got = emu
+            .collide_all(&ea, &Affine3A::IDENTITY, &eb, &pose, &opts)
+            .unwrap();
+        assert_eq!(got, want);
+    }
+}
