@@ -10,7 +10,7 @@ use gprox::{Backend, Context};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 
 use crate::peers::PeerResults;
-use crate::report::{LbvhRecord, Machine, PeerRatio, RefCheck, Report, RunRecord};
+use crate::report::{DeviceOpsRecord, LbvhRecord, Machine, PeerRatio, RefCheck, Report, RunRecord};
 use crate::run::{run_target, same_result, targets, RunData};
 use crate::stats::{median, Summary};
 
@@ -46,6 +46,10 @@ pub struct Args {
     /// Skip the CUDA backend even when a device is present.
     #[arg(long)]
     pub no_cuda: bool,
+    /// Also run the CUDA kernels through the host emulator (slow: use with `--only` and
+    /// `--frames`), so device-op counts (`device_ops` in report.json) appear without a GPU.
+    #[arg(long)]
+    pub emulated: bool,
     /// Triangle count of the generated mesh for the LBVH build/refit timing (0: skip).
     #[arg(long, default_value_t = 1_000_000)]
     pub lbvh_triangles: usize,
@@ -106,6 +110,13 @@ fn configs(args: &Args) -> Result<(Vec<Config>, Vec<String>)> {
         });
     }
     let mut devices = Vec::new();
+    if args.emulated {
+        out.push(Config {
+            backend: Backend::Emulated,
+            threads: 0,
+            pool: None,
+        });
+    }
     if !args.no_cuda {
         if let Ok(ctx) = Context::new(Backend::Cuda(0)) {
             devices.push(ctx.backend().to_string());
@@ -402,6 +413,7 @@ pub fn run_all(args: &Args) -> Result<bool> {
                 }
                 let upd: Vec<f64> = data.frames.iter().map(|f| f.update_ms).collect();
                 let qry: Vec<f64> = data.frames.iter().map(|f| f.query_ms).collect();
+                let qry_wall: Vec<f64> = data.frames.iter().map(|f| f.query_wall_ms).collect();
                 let tot: Vec<f64> = data
                     .frames
                     .iter()
@@ -435,6 +447,10 @@ pub fn run_all(args: &Args) -> Result<bool> {
                     build_ms: Summary::of(&data.build_ms),
                     update_ms: Summary::of(&upd),
                     query_ms: Summary::of(&qry),
+                    query_wall_ms: Summary::of(&qry_wall),
+                    device_ops: DeviceOpsRecord::medians(
+                        data.frames.iter().filter_map(|f| f.device_ops.as_ref()),
+                    ),
                     total_ms,
                     query_noise_pct: median(&noise),
                     elements_per_s: data.triangles as f64 / (total_ms.median.max(1e-9) * 1e-3),

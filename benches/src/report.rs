@@ -10,6 +10,50 @@ use crate::stats::Summary;
 /// Version tag of the JSON document.
 pub const SCHEMA: &str = "gprox-bench/1";
 
+/// Device operations (the device layer's counter, `gprox::cuda::DeviceOps`): counted the same
+/// way by CUDA and by the emulator.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct DeviceOpsRecord {
+    /// Kernel launches.
+    pub launches: f64,
+    /// Host synchronisations.
+    pub syncs: f64,
+    /// Bytes copied host → device.
+    pub h2d_bytes: f64,
+    /// Bytes read back device → host.
+    pub d2h_bytes: f64,
+    /// Device (and pinned host) allocations.
+    pub allocations: f64,
+}
+
+impl DeviceOpsRecord {
+    /// The counts of one frame.
+    pub fn of(ops: &gprox::cuda::DeviceOps) -> Self {
+        Self {
+            launches: ops.launches as f64,
+            syncs: ops.syncs as f64,
+            h2d_bytes: ops.h2d_bytes as f64,
+            d2h_bytes: ops.d2h_bytes as f64,
+            allocations: ops.allocations as f64,
+        }
+    }
+
+    /// Field-wise medians over frames (`None` without device frames).
+    pub fn medians<'a>(frames: impl Iterator<Item = &'a DeviceOpsRecord> + Clone) -> Option<Self> {
+        let field = |f: fn(&DeviceOpsRecord) -> f64| {
+            crate::stats::median(&frames.clone().map(f).collect::<Vec<_>>())
+        };
+        frames.clone().next()?;
+        Some(Self {
+            launches: field(|o| o.launches),
+            syncs: field(|o| o.syncs),
+            h2d_bytes: field(|o| o.h2d_bytes),
+            d2h_bytes: field(|o| o.d2h_bytes),
+            allocations: field(|o| o.allocations),
+        })
+    }
+}
+
 /// One frame of one run.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct FrameRecord {
@@ -17,8 +61,16 @@ pub struct FrameRecord {
     pub frame: usize,
     /// Median over repetitions of the per-frame update (refit of deforming objects), ms.
     pub update_ms: f64,
-    /// Median over repetitions of the query, ms.
+    /// Median over repetitions of the query, ms: on a GPU the time between CUDA events on its
+    /// stream, else the host's clock.
     pub query_ms: f64,
+    /// Median over repetitions of the query by the host's clock (launch overhead and host work
+    /// included), ms.
+    pub query_wall_ms: f64,
+    /// Device backends: operations of the frame's update and of one (the last) repetition of
+    /// its query.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_ops: Option<DeviceOpsRecord>,
     /// Relative std dev of the query repetitions, %.
     pub query_noise_pct: f64,
     /// Intersecting triangle pairs (collide-all).
@@ -100,8 +152,13 @@ pub struct RunRecord {
     pub build_ms: Summary,
     /// Per-frame update (refit), over frames, ms.
     pub update_ms: Summary,
-    /// Per-frame query, over frames, ms.
+    /// Per-frame query, over frames, ms (CUDA events on a GPU).
     pub query_ms: Summary,
+    /// Per-frame query by the host's clock, over frames, ms.
+    pub query_wall_ms: Summary,
+    /// Device backends: per-frame medians of the device operations (update + query).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_ops: Option<DeviceOpsRecord>,
     /// Per-frame update + query, over frames, ms.
     pub total_ms: Summary,
     /// Median over frames of the per-frame repetition noise of the query, %.
@@ -315,6 +372,39 @@ impl Report {
                 peer,
                 ratio
             );
+        }
+        // Device runs: query time by CUDA events and by the host's clock, and the op counts.
+        let device: Vec<&RunRecord> = self
+            .runs
+            .iter()
+            .filter(|r| r.device_ops.is_some())
+            .collect();
+        if !device.is_empty() {
+            s.push_str(
+                "\n## Device runs\n\nPer-frame medians: query time by the device clock (CUDA \
+                 events; the host's clock in the emulator) and by the host's clock, and the device \
+                 operations of update + query.\n\n\
+                 | scene | query | target | backend | query ms (device) | query ms (host) | launches | syncs | H→D bytes | D→H bytes | allocations |\n\
+                 |---|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n",
+            );
+            for r in device {
+                let o = r.device_ops.unwrap_or_default();
+                let _ = writeln!(
+                    s,
+                    "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                    r.scene,
+                    r.query,
+                    cell(&r.target),
+                    r.backend,
+                    ms(r.query_ms.median),
+                    ms(r.query_wall_ms.median),
+                    o.launches,
+                    o.syncs,
+                    o.h2d_bytes,
+                    o.d2h_bytes,
+                    o.allocations
+                );
+            }
         }
         // Peers side by side, for the single-thread CPU runs.
         let mut peers = String::new();

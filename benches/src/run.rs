@@ -10,8 +10,9 @@ use gprox::query::collide::CollideOptions;
 use gprox::{Context, Model};
 
 use crate::query::{distance_frame, query_frame, SelfSetup};
-use crate::report::{FrameRecord, Skipped};
+use crate::report::{DeviceOpsRecord, FrameRecord, Skipped};
 use crate::stats::Summary;
+use gprox::cuda::DeviceOps;
 
 /// One measurable target of a scene query.
 #[derive(Clone, Debug)]
@@ -231,7 +232,9 @@ pub fn run_target(
     let steps = |f: &&usize| target.kind != QueryKind::Ccd || **f + 1 < scene.frame_count();
     for &f in frames.iter().filter(steps) {
         let mut update = Vec::with_capacity(repeats);
+        let mut update_ops = None;
         for _ in 0..repeats {
+            let before = ctx.device_ops();
             let t = Instant::now();
             let (done, gpu_ms) = ctx.time_on_device(|| -> Result<()> {
                 for &(k, o) in &deforming {
@@ -242,10 +245,14 @@ pub fn run_target(
             done?;
             // On a GPU the time between CUDA events on its stream, else the host's clock.
             update.push(gpu_ms.unwrap_or(t.elapsed().as_secs_f64() * 1e3));
+            update_ops = ctx.device_ops().zip(before).map(|(after, b)| after - b);
         }
         let mut times = Vec::with_capacity(repeats);
+        let mut wall = Vec::with_capacity(repeats);
+        let mut query_ops = None;
         let mut result = None;
         for _ in 0..repeats {
+            let before = ctx.device_ops();
             let t = Instant::now();
             let (r, gpu_ms) = ctx.time_on_device(|| {
                 if is_distance {
@@ -264,7 +271,10 @@ pub fn run_target(
                 }
             })?;
             let r = r?;
-            times.push(gpu_ms.unwrap_or(t.elapsed().as_secs_f64() * 1e3));
+            let wall_ms = t.elapsed().as_secs_f64() * 1e3;
+            times.push(gpu_ms.unwrap_or(wall_ms));
+            wall.push(wall_ms);
+            query_ops = ctx.device_ops().zip(before).map(|(after, b)| after - b);
             if let Some((prev, _)) = &result {
                 anyhow::ensure!(
                     same_result(prev, &r.0),
@@ -277,10 +287,22 @@ pub fn run_target(
         }
         let (rec, hash) = result.context("no repetition ran")?;
         let q = Summary::of(&times);
+        let device_ops = match (update_ops, query_ops) {
+            (Some(u), Some(q)) => Some(DeviceOpsRecord::of(&DeviceOps {
+                launches: u.launches + q.launches,
+                syncs: u.syncs + q.syncs,
+                h2d_bytes: u.h2d_bytes + q.h2d_bytes,
+                d2h_bytes: u.d2h_bytes + q.d2h_bytes,
+                allocations: u.allocations + q.allocations,
+            })),
+            _ => None,
+        };
         out.push(FrameRecord {
             frame: f,
             update_ms: Summary::of(&update).median,
             query_ms: q.median,
+            query_wall_ms: Summary::of(&wall).median,
+            device_ops,
             query_noise_pct: q.noise_pct,
             ..rec
         });
