@@ -84,13 +84,19 @@ kernels! {
     /// Self-test of warp intrinsics and shared memory (`selftest.cu`).
     SelftestWarp => gprox_selftest_warp, gprox_emu_launch_gprox_selftest_warp, SelftestParams;
     /// Distance traversal: bounds of every child pair of a front (`distance.cu`).
-    DistanceExpand => gprox_distance_expand, gprox_emu_launch_gprox_distance_expand, crate::distance::DistanceExpandParams;
+    DistanceExpand => gprox_distance_expand, gprox_emu_launch_gprox_distance_expand, crate::distance::DistanceQueryParams;
     /// Distance traversal: pruning, next front and leaf pairs (`distance.cu`).
-    DistanceFilter => gprox_distance_filter, gprox_emu_launch_gprox_distance_filter, crate::distance::DistanceFilterParams;
+    DistanceFilter => gprox_distance_filter, gprox_emu_launch_gprox_distance_filter, crate::distance::DistanceQueryParams;
     /// Distance traversal: exact triangle distances of leaf pairs (`distance.cu`).
-    DistanceTriangles => gprox_distance_triangles, gprox_emu_launch_gprox_distance_triangles, crate::distance::DistanceTrianglesParams;
+    DistanceTriangles => gprox_distance_triangles, gprox_emu_launch_gprox_distance_triangles, crate::distance::DistanceQueryParams;
     /// Distance traversal: block minimum with argmin (`distance.cu`).
     DistanceMin => gprox_distance_min, gprox_emu_launch_gprox_distance_min, crate::distance::DistanceMinParams;
+    /// Distance traversal: state reset, root front and seed pair, on the device (`distance.cu`).
+    DistanceInit => gprox_distance_init, gprox_emu_launch_gprox_distance_init, crate::distance::DistanceQueryParams;
+    /// Distance traversal: tie break by faces, overflow, end or next level (`distance.cu`).
+    DistanceStep => gprox_distance_step, gprox_emu_launch_gprox_distance_step, crate::distance::DistanceQueryParams;
+    /// Distance traversal: result and closest points into host-mapped memory (`distance.cu`).
+    DistanceFinish => gprox_distance_finish, gprox_emu_launch_gprox_distance_finish, crate::distance::DistanceQueryParams;
 }
 
 unsafe extern "C" {

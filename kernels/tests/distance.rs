@@ -5,7 +5,7 @@
 mod common;
 
 use gprox_bvh::{bv_tree::BvTree, rss::Rss};
-use gprox_cuda::distance::GpuDistanceOptions;
+use gprox_cuda::distance::{GpuDistanceOptions, ResidentDistanceMesh};
 use gprox_cuda::Device;
 use gprox_geometry::glam::{Affine3A, DVec3, Quat, Vec3};
 use gprox_geometry::transform::{transform_triangle, Pose64};
@@ -282,4 +282,152 @@ proptest! {
             prop_assert_eq!(i as usize, values.iter().position(|&x| x == best).unwrap());
         }
     }
+}
+
+/// A rigid pose from an axis-angle rotation and a translation.
+fn posed(axis: Vec3, angle: f32, t: Vec3) -> Pose64 {
+    Pose64::from_affine(&Affine3A::from_rotation_translation(
+        Quat::from_axis_angle(axis.normalize(), angle),
+        t,
+    ))
+}
+
+/// The reported pair's closest points and distance are the host's exact `triangle_distance` of
+/// that pair, bit for bit.
+fn check_pair_bits(r: &DistanceResult, a: &TriMesh, pa: &Pose64, b: &TriMesh, pb: &Pose64) {
+    let ta = transform_triangle(pa, a.triangle(r.tri_a as usize));
+    let tb = transform_triangle(pb, b.triangle(r.tri_b as usize));
+    let e = triangle_distance(&ta, &tb);
+    assert_eq!(e.distance.to_bits(), r.distance.to_bits(), "{r:?}");
+    assert_eq!(
+        e.point_a.to_array().map(f64::to_bits),
+        r.point_a.to_array().map(f64::to_bits)
+    );
+    assert_eq!(
+        e.point_b.to_array().map(f64::to_bits),
+        r.point_b.to_array().map(f64::to_bits)
+    );
+}
+
+/// The op budget of a warm resident query (two tori of a few thousand triangles, apart and
+/// interlocked): one synchronisation, nothing allocated or uploaded, a small read-back — and
+/// the CPU's answer bit for bit.
+#[test]
+fn warm_resident_query_op_budget() {
+    let a = gprox_geometry::scene::torus(1.0, 0.3, 48, 32).unwrap();
+    let b = gprox_geometry::scene::torus(0.8, 0.25, 40, 30).unwrap();
+    let (ta, tb) = (BvTree::<Rss>::build(&a), BvTree::<Rss>::build(&b));
+    let d = Device::for_tests();
+    let ra = ResidentDistanceMesh::new(&d, &a, &ta).unwrap();
+    let rb = ResidentDistanceMesh::new(&d, &b, &tb).unwrap();
+    let pa = Pose64::IDENTITY;
+    // Apart (one closest pair), and interlocked (distance 0, many touching pairs).
+    let apart = posed(Vec3::new(1.0, 0.3, 0.2), 0.7, Vec3::new(2.5, 0.4, 0.3));
+    let overlap = posed(Vec3::new(0.2, 1.0, 0.1), 0.4, Vec3::new(0.5, 0.2, 0.1));
+    let opts = GpuDistanceOptions::default();
+    // Cold queries: the pool's buffers grow to what these scenes need.
+    for pb in [apart, overlap] {
+        d.distance_resident(&ra, &pa, &rb, &pb, &opts).unwrap();
+    }
+    for (name, pb) in [("apart", apart), ("overlapping", overlap)] {
+        let before = d.ops();
+        let (g, stats) = d
+            .distance_resident_with_stats(&ra, &pa, &rb, &pb, &opts)
+            .unwrap();
+        let used = d.ops() - before;
+        println!("{name}: {used:?} {stats:?}");
+        assert!(used.syncs <= 3, "{name}: {used:?}");
+        assert_eq!(used.allocations, 0, "{name}: {used:?}");
+        assert!(used.h2d_bytes <= 4096, "{name}: {used:?}");
+        assert_eq!(stats.reruns, 0, "{name}: {stats:?}");
+
+        let oa = DistanceObject {
+            mesh: &a,
+            tree: &ta,
+            pose: pa,
+        };
+        let ob = DistanceObject {
+            mesh: &b,
+            tree: &tb,
+            pose: pb,
+        };
+        let c = cpu::distance(&oa, &ob, &DistanceOptions::default()).unwrap();
+        assert_eq!(g.distance.to_bits(), c.distance.to_bits(), "{name}");
+        assert_eq!(g.lower.to_bits(), c.lower.to_bits(), "{name}");
+        assert_eq!(g.upper.to_bits(), c.upper.to_bits(), "{name}");
+        assert_eq!(g.below_threshold, c.below_threshold, "{name}");
+        check_pair_bits(&g, &a, &pa, &b, &pb);
+        if name == "apart" {
+            // One pair at the minimum: the same pair and points as the CPU.
+            assert_eq!(g, c, "{name}");
+        } else {
+            assert_eq!(g.distance, 0.0);
+        }
+        // The non-resident path gives the same answer.
+        assert_eq!(d.distance(&oa, &ob, &opts).unwrap(), g, "{name}");
+    }
+}
+
+/// Pairs of exactly equal distance (a vertex of each torus on the x axis, facing each other:
+/// every face around one vertex against every face around the other) resolve to the smallest
+/// (face a, face b), whatever the launch order — also with tiny buffers (reruns).
+#[test]
+fn ties_break_by_faces() {
+    let a = gprox_geometry::scene::torus(1.0, 0.3, 12, 8).unwrap();
+    let b = gprox_geometry::scene::torus(0.8, 0.25, 10, 8).unwrap();
+    let pa = Pose64::IDENTITY;
+    let pb = posed(Vec3::X, 0.0, Vec3::new(3.0, 0.0, 0.0));
+    let mut ties = Vec::new();
+    let mut best = f64::INFINITY;
+    for i in 0..a.face_count() {
+        let x = transform_triangle(&pa, a.triangle(i));
+        for j in 0..b.face_count() {
+            let dist = triangle_distance(&x, &transform_triangle(&pb, b.triangle(j))).distance;
+            if dist < best {
+                best = dist;
+                ties.clear();
+            }
+            if dist == best {
+                ties.push((i as u32, j as u32));
+            }
+        }
+    }
+    assert!(ties.len() > 1, "the scene must have ties: {ties:?}");
+    for initial_capacity in [1, 1 << 12] {
+        let opts = GpuDistanceOptions {
+            initial_capacity,
+            ..GpuDistanceOptions::default()
+        };
+        let r = run(&a, pa, &b, pb, opts);
+        assert_eq!(r.gpu.distance, best);
+        assert_eq!(r.gpu.distance, r.cpu.distance);
+        assert_eq!((r.gpu.tri_a, r.gpu.tri_b), ties[0], "ties {ties:?}");
+        check_pair_bits(&r.gpu, &a, &pa, &b, &pb);
+    }
+}
+
+/// A resident mesh belongs to its device; bad poses are errors on the resident path too.
+#[test]
+fn resident_meshes_stay_on_their_device() {
+    let a = grid(3, 0.0);
+    let t = BvTree::<Rss>::build(&a);
+    let d = Device::for_tests();
+    let other = Device::emulated();
+    let r = ResidentDistanceMesh::new(&d, &a, &t).unwrap();
+    let foreign = ResidentDistanceMesh::new(&other, &a, &t).unwrap();
+    let id = Pose64::IDENTITY;
+    let opts = GpuDistanceOptions::default();
+    assert!(d.distance_resident(&r, &id, &foreign, &id, &opts).is_err());
+    let mut bad = id;
+    bad.rows[1][1] = f64::NAN;
+    assert!(d.distance_resident(&r, &id, &r, &bad, &opts).is_err());
+    // A tree of another mesh is rejected when the mesh is made resident.
+    let b = grid(4, 0.0);
+    assert!(ResidentDistanceMesh::new(&d, &b, &t).is_err());
+    assert_eq!(
+        d.distance_resident(&r, &id, &r, &id, &opts)
+            .unwrap()
+            .distance,
+        0.0
+    );
 }

@@ -7,8 +7,7 @@ use std::mem::{offset_of, size_of};
 use gprox_bvh::rss::Rss;
 use gprox_bvh::{Aabb, BvhNode, LEAF};
 use gprox_cuda::distance::{
-    DistanceExpandParams, DistanceFilterParams, DistanceMinParams, DistanceTree,
-    DistanceTrianglesParams,
+    DistanceMinParams, DistanceOut, DistanceQueryParams, DistanceState, DistanceTree,
 };
 use gprox_cuda::kernel::emulator_layout;
 use gprox_cuda::params::*;
@@ -166,12 +165,53 @@ fn distance_layouts_match() {
     size!(Rss);
     offset!(Rss, axes, half_lengths, radius);
     size!(DistanceTree);
-    size!(DistanceExpandParams);
-    offset!(DistanceExpandParams, a, b, q, t, grow, sigma, front, count);
-    size!(DistanceFilterParams);
-    offset!(DistanceFilterParams, rep_bound, cut, count, leaf_capacity);
-    size!(DistanceTrianglesParams);
-    offset!(DistanceTrianglesParams, pairs, counters, count);
+    size!(DistanceState);
+    offset!(
+        DistanceState,
+        pair,
+        level_lower,
+        leaf_pairs,
+        front_count,
+        host_count,
+        status,
+        need_leaves
+    );
+    size!(DistanceOut);
+    offset!(
+        DistanceOut,
+        lower,
+        point_a,
+        point_b,
+        tri_a,
+        status,
+        host_count,
+        child_pairs,
+        leaf_pairs
+    );
+    size!(DistanceQueryParams);
+    offset!(
+        DistanceQueryParams,
+        pose_b,
+        a,
+        b,
+        q,
+        t,
+        grow,
+        sigma,
+        abs_tol,
+        threshold,
+        state,
+        front,
+        next,
+        lower,
+        leaves,
+        leaf_d,
+        host,
+        out,
+        front_capacity,
+        host_capacity,
+        has_threshold
+    );
     size!(DistanceMinParams);
     offset!(DistanceMinParams, out_indices, count);
 }

@@ -1,8 +1,10 @@
 // Separation distance on the device: the RSS layout of gprox_bvh::rss::Rss, its rigid map and
 // cheap lower bound (gprox_bvh::rss), the triangle–triangle distance of
 // gprox_geometry::tri_distance mirrored function by function in f64 (same operation order as
-// glam, no FMA, so every decided result is bit-identical to the CPU), and the params structs of
-// distance.cu. Mirrored by kernels/src/distance.rs (tests/layout.rs compares layouts).
+// glam, no FMA, so every decided result is bit-identical to the CPU), the device-side minima
+// (atomicMin on the ordered bits of non-negative doubles, block reductions), and the state,
+// output and params structs of distance.cu. Mirrored by kernels/src/distance/params.rs
+// (tests/layout.rs compares layouts).
 //
 // Exact orientation signs (robust::orient3d on the CPU) go through a static f64 filter; a sign it
 // cannot certify makes the pair UNDECIDED and the host finishes it with the exact CPU function.
@@ -32,8 +34,6 @@ struct Rss {
 #define GPROX_DIST_DECIDED 0u
 /// Status of a triangle pair: an orientation sign was not certified (host finishes it).
 #define GPROX_DIST_UNDECIDED 1u
-/// Counters of gprox_distance_filter.
-#define GPROX_DIST_COUNTERS 2
 
 // ---- f64 vectors with glam's operation order ----
 __host__ __device__ __forceinline__ DVec3 v3(double x, double y, double z) { return DVec3{x, y, z}; }
@@ -305,9 +305,80 @@ __host__ __device__ __forceinline__ uint32_t triangle_distance(const DVec3 a[3],
   *pb = bb;
   return GPROX_DIST_DECIDED;
 }
+
+// ---- device-side minima: ordered bits of non-negative doubles ----
+
+/// Ordered bits of +infinity (the empty minimum).
+#define GPROX_DIST_INF_BITS 0x7ff0000000000000ull
+/// No pair yet (DistanceState::pair).
+#define GPROX_DIST_NO_PAIR 0xffffffffffffffffull
+
+/// The bits of `d + 0.0` (so -0 counts as +0): for d >= 0 (and +inf) the u64 bit patterns order
+/// like the values; NaN maps above +inf and never wins a minimum.
+__device__ __forceinline__ uint64_t key(double d) {
+  const double z = d + 0.0;
+#ifdef __CUDACC__
+  return static_cast<uint64_t>(__double_as_longlong(z));
+#else
+  uint64_t u;
+  memcpy(&u, &z, sizeof u);
+  return u;
+#endif
+}
+/// The double behind `key`.
+__device__ __forceinline__ double from_key(uint64_t u) {
+#ifdef __CUDACC__
+  return __longlong_as_double(static_cast<long long>(u));
+#else
+  double d;
+  memcpy(&d, &u, sizeof d);
+  return d;
+#endif
+}
+/// Face pair as one u64: (face a, face b) in lexicographic order.
+__device__ __forceinline__ uint64_t pair_key(uint32_t fa, uint32_t fb) {
+  return (static_cast<uint64_t>(fa) << 32) | fb;
+}
+
+/// atomicMin on a u64.
+__device__ __forceinline__ void atomic_min_u64(uint64_t* p, uint64_t v) {
+#ifdef __CUDACC__
+  atomicMin(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
+#else
+  uint64_t old = GPROX_DIST_NO_PAIR;
+  while (v < old) {
+    const uint64_t seen = atomicCAS(p, old, v);
+    if (seen == old) break;
+    old = seen;
+  }
+#endif
+}
+
+/// Minimum of `v` over the block (blockDim.x a power of two, every thread calls); `sh` holds
+/// blockDim.x entries.
+__device__ __forceinline__ uint64_t block_min(uint64_t v, uint64_t* sh) {
+  const uint32_t t = threadIdx.x;
+  sh[t] = v;
+  __syncthreads();
+  for (uint32_t stride = blockDim.x / 2; stride > 0; stride /= 2) {
+    if (t < stride && sh[t + stride] < sh[t]) sh[t] = sh[t + stride];
+    __syncthreads();
+  }
+  const uint64_t r = sh[0];
+  __syncthreads();
+  return r;
+}
 }  // namespace dist
 
-// ---- params of distance.cu (mirrored by kernels/src/distance.rs) ----
+// ---- state, output and params of distance.cu (mirrored by kernels/src/distance/params.rs) ----
+
+/// DistanceState::status: levels still to run.
+#define GPROX_DIST_RUNNING 0u
+/// DistanceState::status: the traversal is over (front empty, or early stop below threshold).
+#define GPROX_DIST_DONE 1u
+/// DistanceState::status: a buffer was too small (the counters say how large it must be); the
+/// host grows the buffers and reruns.
+#define GPROX_DIST_OVERFLOW 2u
 
 /// One side of a distance traversal on the device.
 struct DistanceTree {
@@ -319,56 +390,71 @@ struct DistanceTree {
   uint64_t faces;      ///< const uint32_t[3 * faces]
 };
 
-/// gprox_distance_expand: bounds of every child pair of every front pair.
-struct DistanceExpandParams {
+/// A query's state on the device: minima as ordered bits (dist::key), counters that count past
+/// their buffers' capacities, and the status every later launch checks first.
+struct DistanceState {
+  uint64_t best;         ///< key of the smallest decided triangle distance
+  uint64_t pair;         ///< dist::pair_key of the smallest (face a, face b) at `pair_d`
+  uint64_t pair_d;       ///< the distance key `pair` belongs to
+  uint64_t rep_bound;    ///< key of the smallest representative upper bound so far
+  uint64_t lower;        ///< key of the smallest bound of a pruned pair
+  uint64_t level_lower;  ///< key of the smallest bound of this level's child pairs
+  uint64_t child_pairs;  ///< child pairs bounded (statistics)
+  uint64_t leaf_pairs;   ///< triangle pairs evaluated (statistics)
+  uint32_t front_count;  ///< pairs of the current front
+  uint32_t next_count;   ///< pairs pushed to the next front (past its capacity too)
+  uint32_t leaf_count;   ///< leaf pairs of this level (past the capacity too)
+  uint32_t host_count;   ///< pairs left to the host (past the capacity too)
+  uint32_t status;       ///< GPROX_DIST_RUNNING / DONE / OVERFLOW
+  uint32_t levels;       ///< levels completed
+  uint32_t need_front;   ///< next-front pairs the overflowing level needed
+  uint32_t need_leaves;  ///< leaf pairs the overflowing level needed
+};
+
+/// What a batch of levels hands back (host-mapped memory, written by gprox_distance_finish).
+struct DistanceOut {
+  double distance;       ///< smallest decided distance (INFINITY: none)
+  double lower;          ///< smallest pruned bound (INFINITY: none)
+  double point_a[3];     ///< closest point on face a (world)
+  double point_b[3];     ///< closest point on face b (world)
+  uint32_t tri_a;        ///< face of A (0xffffffff: none)
+  uint32_t tri_b;        ///< face of B
+  uint32_t status;       ///< DistanceState::status
+  uint32_t levels;
+  uint32_t need_front;
+  uint32_t need_leaves;
+  uint32_t host_count;   ///< pairs in the host list (past its capacity too)
+  uint32_t pad;
+  uint64_t child_pairs;
+  uint64_t leaf_pairs;
+};
+
+/// Every distance kernel's params: the query and the buffers of one level (front and next swap
+/// between levels).
+struct DistanceQueryParams {
   Pose64 pose_a;
   Pose64 pose_b;
   DistanceTree a;
   DistanceTree b;
-  double q[3][3];     ///< B-model -> A-model rotation (columns)
-  double t[3];        ///< B-model -> A-model translation
-  double grow;        ///< growth of B's mapped volumes
-  double sigma;       ///< A-model distances times sigma are world lower bounds
-  uint64_t front;     ///< const uint32_t[2 * count]: entity pairs (slot or GPROX_DIST_ROOT)
-  uint64_t lower;     ///< double[64 * count] (out): world lower bound (INFINITY: no such child)
-  uint64_t upper;     ///< double[64 * count] (out): world upper bound of the pair's distance
-  uint32_t count;     ///< front pairs
-  uint32_t pad;
-};
-
-/// gprox_distance_filter: keeps child pairs whose bound can still matter.
-struct DistanceFilterParams {
-  uint64_t children_a;  ///< const uint32_t[8 * nodes of A]
-  uint64_t children_b;  ///< const uint32_t[8 * nodes of B]
-  uint64_t front;       ///< const uint32_t[2 * count]
-  uint64_t lower;       ///< const double[64 * count]
-  uint64_t pruned;      ///< double[64 * count] (out): lower bound of pruned pairs, else INFINITY
-  uint64_t next;        ///< uint32_t[2 * next_capacity] (out): surviving non-leaf entity pairs
-  uint64_t leaves;      ///< uint32_t[2 * leaf_capacity] (out): surviving (face a, face b)
-  uint64_t counters;    ///< uint32_t[2]: [0] next pairs needed, [1] leaf pairs needed
-  double rep_bound;     ///< prune when lower > rep_bound
-  double cut;           ///< prune when lower >= cut
-  uint32_t count;
-  uint32_t next_capacity;
-  uint32_t leaf_capacity;
-  uint32_t pad;
-};
-
-/// gprox_distance_triangles: exact distance of every leaf pair.
-struct DistanceTrianglesParams {
-  Pose64 pose_a;
-  Pose64 pose_b;
-  uint64_t positions_a;
-  uint64_t faces_a;
-  uint64_t positions_b;
-  uint64_t faces_b;
-  uint64_t pairs;       ///< const uint32_t[2 * count]: (face a, face b)
-  uint64_t distances;   ///< double[count] (out): distance, INFINITY when undecided
-  uint64_t points;      ///< double[6 * count] (out): closest point on a, then on b
-  uint64_t undecided;   ///< uint32_t[count] (out): indices of undecided pairs
-  uint64_t counters;    ///< uint32_t[1]: undecided pairs
-  uint32_t count;
-  uint32_t pad;
+  double q[3][3];           ///< B-model -> A-model rotation (columns)
+  double t[3];              ///< B-model -> A-model translation
+  double grow;              ///< growth of B's mapped volumes
+  double sigma;             ///< A-model distances times sigma are world lower bounds
+  double abs_tol;           ///< cut(u) = min(u - max(abs_tol, rel_tol u), threshold)
+  double rel_tol;
+  double threshold;         ///< INFINITY without a threshold
+  uint64_t state;           ///< DistanceState*
+  uint64_t front;           ///< const uint32_t[2 * front_capacity]: this level's entity pairs
+  uint64_t next;            ///< uint32_t[2 * front_capacity] (out): the next level's
+  uint64_t lower;           ///< double[64 * front_capacity]: child pairs' lower bounds
+  uint64_t leaves;          ///< uint32_t[2 * leaf_capacity]: this level's (face a, face b)
+  uint64_t leaf_d;          ///< double[leaf_capacity]: their distances (INFINITY: undecided)
+  uint64_t host;            ///< uint32_t[2 * host_capacity] (host-mapped): pairs for the host
+  uint64_t out;             ///< DistanceOut* (host-mapped)
+  uint32_t front_capacity;  ///< pairs of `front` and `next` (below 2^25)
+  uint32_t leaf_capacity;   ///< at most 2^31
+  uint32_t host_capacity;   ///< at most 2^31
+  uint32_t has_threshold;   ///< 1: stop after the first level with a distance below threshold
 };
 
 /// gprox_distance_min: per-block minimum with argmin (ties: smallest index).
