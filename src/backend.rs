@@ -6,7 +6,9 @@ use glam::{Affine3A, Vec3};
 use gprox_cuda::{Device, DeviceOps, GpuCollideOptions, ResidentObject};
 use gprox_geometry::transform::Pose64;
 use gprox_geometry::TriMesh;
+use gprox_query::broad_phase::{try_collide_many, ManyContacts};
 use gprox_query::collide::{self, CollideOptions};
+use gprox_query::self_collide::{self_collide, Topology};
 
 use crate::{Error, Model};
 
@@ -193,6 +195,78 @@ impl Context {
                 let oa = ResidentObject::new(&ra, a.mesh(), Pose64::from_affine(pose_a));
                 let ob = ResidentObject::new(&rb, b.mesh(), Pose64::from_affine(pose_b));
                 Ok(d.collide_any_resident(&oa, &ob, &gpu_options(opts))?)
+            }
+        }
+    }
+
+    /// Every intersecting pair of faces of `model` that share no vertex (`[a, b]`, `a < b`,
+    /// sorted): the model's self-collision, exact, none missed. On the CPU the mesh adjacency is
+    /// computed for the call (normal-cone culling included); on a device the resident tree is
+    /// traversed against itself with one host synchronisation.
+    ///
+    /// ```
+    /// use gprox::{geometry::TriMesh, Backend, Context};
+    /// use glam::Vec3;
+    /// // Two triangles crossing each other, sharing no vertex.
+    /// let p = vec![Vec3::ZERO, Vec3::new(2.0, 0.0, 0.0), Vec3::new(0.0, 2.0, 0.0),
+    ///              Vec3::new(0.5, 0.5, -1.0), Vec3::new(0.5, 0.5, 1.0), Vec3::new(3.0, 3.0, 0.0)];
+    /// let ctx = Context::new(Backend::Cpu).unwrap();
+    /// let m = ctx.model(TriMesh::new(p, vec![[0, 1, 2], [3, 4, 5]]).unwrap()).unwrap();
+    /// assert_eq!(ctx.self_collide(&m).unwrap(), vec![[0, 1]]);
+    /// ```
+    pub fn self_collide(&self, model: &Model) -> Result<Vec<[u32; 2]>, Error> {
+        match &self.device {
+            None => {
+                let mesh = model.mesh();
+                let topology = Topology::new(mesh.faces(), mesh.vertex_count());
+                Ok(self_collide(mesh, model.bvh(), &topology, None)?.pairs)
+            }
+            Some(d) => {
+                let r = model.resident(d)?;
+                let balance = gprox_cuda::BalanceOptions::default();
+                Ok(d.self_collide_resident(&r, model.mesh(), &balance)?.pairs)
+            }
+        }
+    }
+
+    /// Every intersecting triangle pair between every two of `bodies` (each a model and its
+    /// pose), grouped by body pair `(a < b)`, with the broad phase over the bodies' world
+    /// boxes. On a device the broad phase, the traversal of every overlapping body pair and the
+    /// triangle tests are one batch of launches with one host synchronisation.
+    ///
+    /// ```
+    /// use gprox::{geometry::scene::torus, Backend, CollideOptions, Context};
+    /// use glam::{Affine3A, Vec3};
+    /// let ctx = Context::new(Backend::Cpu).unwrap();
+    /// let m = ctx.model(torus(1.0, 0.3, 16, 8).unwrap()).unwrap();
+    /// let at = |x: f32| Affine3A::from_translation(Vec3::new(x, 0.0, 0.0));
+    /// let many = ctx
+    ///     .collide_many(&[(&m, at(0.0)), (&m, at(9.0)), (&m, at(0.4))], &CollideOptions::default())
+    ///     .unwrap();
+    /// assert_eq!(many.object_pairs.len(), 1);
+    /// assert_eq!((many.object_pairs[0].a, many.object_pairs[0].b), (0, 2));
+    /// ```
+    pub fn collide_many(
+        &self,
+        bodies: &[(&Model, Affine3A)],
+        opts: &CollideOptions,
+    ) -> Result<ManyContacts, Error> {
+        match &self.device {
+            None => {
+                let objects: Vec<_> = bodies.iter().map(|(m, p)| object(m, p)).collect();
+                Ok(try_collide_many(&objects, opts)?)
+            }
+            Some(d) => {
+                let resident = bodies
+                    .iter()
+                    .map(|(m, _)| m.resident(d))
+                    .collect::<Result<Vec<_>, Error>>()?;
+                let objects: Vec<_> = bodies
+                    .iter()
+                    .zip(&resident)
+                    .map(|((m, p), r)| ResidentObject::new(r, m.mesh(), Pose64::from_affine(p)))
+                    .collect();
+                Ok(d.collide_world(&objects, &gpu_options(opts))?)
             }
         }
     }

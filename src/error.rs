@@ -15,6 +15,12 @@ pub enum Error {
     /// Inconsistent collision input (tree not built for its mesh, non-finite pose, bad margin).
     #[error(transparent)]
     Collide(#[from] gprox_query::collide::CollideError),
+    /// Inconsistent many-body input (bad margin, a tree not built for its mesh).
+    #[error(transparent)]
+    BroadPhase(#[from] gprox_query::broad_phase::BroadPhaseError),
+    /// A self-collision query on a tree that does not fit its mesh.
+    #[error(transparent)]
+    SelfCollide(#[from] gprox_query::self_collide::SelfCollideError),
     /// A failure on the CUDA (or emulated CUDA) backend, including "no driver / no device /
     /// no device code" when opening it.
     #[error(transparent)]

@@ -168,3 +168,64 @@ fn outgrowing_the_pool_reruns_and_loses_nothing() {
         assert_eq!(got, want);
     }
 }
+
+/// Many bodies in one call: the device's broad phase, world traversal and triangle tests give
+/// the CPU's contacts body pair by body pair, and a warm frame is one synchronisation, no
+/// allocation, and an upload of the body table only (128 bytes a body).
+#[test]
+fn many_bodies_are_one_batch() {
+    let cpu = Context::new(Backend::Cpu).unwrap();
+    let emu = Context::new(Backend::Emulated).unwrap();
+    let mesh = torus(0.5, 0.15, 12, 6).unwrap();
+    let (cm, em) = (cpu.model(mesh.clone()).unwrap(), emu.model(mesh).unwrap());
+    let opts = CollideOptions::default();
+    for frame in 0..3 {
+        let poses: Vec<Affine3A> = (0..40)
+            .map(|i| {
+                let (x, y) = ((i % 8) as f32, (i / 8) as f32);
+                let spin = 0.5 * i as f32 + 0.2 * frame as f32;
+                Affine3A::from_translation(Vec3::new(x * 0.85, y * 0.85, 0.1 * frame as f32))
+                    * Affine3A::from_rotation_x(spin)
+            })
+            .collect();
+        let want = cpu
+            .collide_many(&poses.iter().map(|p| (&cm, *p)).collect::<Vec<_>>(), &opts)
+            .unwrap();
+        let bodies: Vec<_> = poses.iter().map(|p| (&em, *p)).collect();
+        let (got, used) = ops(&emu, || emu.collide_many(&bodies, &opts).unwrap());
+        assert_eq!(got, want, "frame {frame}");
+        assert!(want.object_pairs.len() > 10, "{}", want.object_pairs.len());
+        if frame > 0 {
+            assert_eq!((used.syncs, used.allocations), (1, 0), "{used:?}");
+            assert_eq!(used.h2d_bytes, 128 * 40, "{used:?}");
+        }
+    }
+}
+
+/// Self-collision of a resident model (two interlocked tori merged into one mesh): the CPU's
+/// pairs, one synchronisation and no allocation when warm, nothing uploaded.
+#[test]
+fn self_collision_of_a_resident_model() {
+    use gprox::geometry::TriMesh;
+    let a = torus(1.0, 0.3, 24, 12).unwrap();
+    let pose = interlocked();
+    let mut positions = a.positions().to_vec();
+    positions.extend(a.positions().iter().map(|&p| pose.transform_point3(p)));
+    let n = a.positions().len() as u32;
+    let mut faces = a.faces().to_vec();
+    faces.extend(a.faces().iter().map(|f| f.map(|v| v + n)));
+    let mesh = TriMesh::new(positions, faces).unwrap();
+    let cpu = Context::new(Backend::Cpu).unwrap();
+    let emu = Context::new(Backend::Emulated).unwrap();
+    let want = cpu.self_collide(&cpu.model(mesh.clone()).unwrap()).unwrap();
+    assert!(want.len() > 20, "{}", want.len());
+    let m = emu.model(mesh).unwrap();
+    assert_eq!(emu.self_collide(&m).unwrap(), want);
+    let (again, used) = ops(&emu, || emu.self_collide(&m).unwrap());
+    assert_eq!(again, want);
+    assert_eq!(
+        (used.syncs, used.allocations, used.h2d_bytes),
+        (1, 0, 0),
+        "{used:?}"
+    );
+}

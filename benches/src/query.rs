@@ -4,7 +4,7 @@
 use anyhow::{Context as _, Result};
 use gprox::bvh::{bv_tree::BvTree, rss::Rss};
 use gprox::geometry::scene::{QueryKind, Scene};
-use gprox::query::broad_phase::{broad_phase_pairs, try_collide_many, try_collide_many_any};
+use gprox::query::broad_phase::{try_collide_many, try_collide_many_any};
 use gprox::query::ccd::{ccd_self_with_bvh, CcdOptions};
 use gprox::query::collide::{CollideOptions, CollisionObject};
 use gprox::query::distance::{distance, DistanceObject, DistanceOptions};
@@ -102,13 +102,19 @@ pub(crate) fn query_frame(
     }
     if let (Some(o), Some(setup)) = (target.object, setup) {
         let m = &models[slot_of(o)?];
-        let mut cull = setup.cull.borrow_mut();
-        let r = self_collide_cached(m.mesh(), m.bvh(), &setup.topology, &mut cull)?;
-        let hash = hash_list(FNV_OFFSET, &r.pairs);
+        // The CPU keeps its normal-cone cache across frames; a device traverses its resident
+        // tree (same pairs).
+        let pairs = if ctx.backend() == gprox::Backend::Cpu {
+            let mut cull = setup.cull.borrow_mut();
+            self_collide_cached(m.mesh(), m.bvh(), &setup.topology, &mut cull)?.pairs
+        } else {
+            ctx.self_collide(m)?
+        };
+        let hash = hash_list(FNV_OFFSET, &pairs);
         let rec = FrameRecord {
             frame: f,
-            count: Some(r.pairs.len() as u64),
-            collide: Some(!r.pairs.is_empty()),
+            count: Some(pairs.len() as u64),
+            collide: Some(!pairs.is_empty()),
             ..Default::default()
         };
         return Ok((rec, hash));
@@ -202,8 +208,7 @@ fn hash_pairs(hash: u64, a: u32, b: u32, found: &[[u32; 2]]) -> u64 {
 
 /// A `pairs: "all"` frame: the library's broad phase
 /// ([`gprox::query::broad_phase`]); on the CPU backend the whole query is
-/// `collide_many` / `collide_many_any`, on other backends the broad-phase candidates go through
-/// the backend's narrow phase one object pair at a time.
+/// `collide_many` / `collide_many_any`, on device backends one batched `Context::collide_many`.
 fn all_pairs_frame(
     ctx: &Context,
     scene: &Scene,
@@ -235,22 +240,19 @@ fn all_pairs_frame(
             hit_pairs = try_collide_many_any(&objects, opts)?;
         }
     } else {
-        for [a, b] in broad_phase_pairs(&objects, opts)? {
-            let (ua, ub) = (a as usize, b as usize);
-            let (ma, mb) = (&models[slot_of(ua)?], &models[slot_of(ub)?]);
-            let (pa, pb) = (scene.pose(f, ua), scene.pose(f, ub));
-            let hit = if all {
-                let found = ctx.collide_all(ma, &pa, mb, &pb, opts)?;
-                count += found.len() as u64;
-                hash = hash_pairs(hash, a, b, &found);
-                !found.is_empty()
-            } else {
-                ctx.collide_any(ma, &pa, mb, &pb, opts)?
-            };
-            if hit {
-                hit_pairs.push([a, b]);
+        // Device backends: broad phase, traversals and triangle tests of every body pair in
+        // one batch (`Context::collide_many`); collide-any reads the same answer.
+        let bodies = (0..scene.object_count())
+            .map(|o| Ok((&models[slot_of(o)?], scene.pose(f, o))))
+            .collect::<Result<Vec<_>>>()?;
+        let many = ctx.collide_many(&bodies, opts)?;
+        for c in &many.object_pairs {
+            if all {
+                hash = hash_pairs(hash, c.a, c.b, &c.pairs);
             }
+            hit_pairs.push([c.a, c.b]);
         }
+        count = many.total as u64;
     }
     let rec = FrameRecord {
         frame: f,

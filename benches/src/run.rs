@@ -30,11 +30,13 @@ pub struct Target {
 }
 
 impl Target {
-    /// Whether `backend` can run this target (single-object queries, distance and penetration:
-    /// CPU only so far).
+    /// Whether `backend` can run this target (distance, penetration and CCD: CPU only in the
+    /// harness so far; collision, collide-any, self-collision and `"all"` targets everywhere).
     pub fn runs_on(&self, backend: gprox::Backend) -> bool {
-        let cpu_only = self.object.is_some()
-            || matches!(self.kind, QueryKind::Distance | QueryKind::Penetration);
+        let cpu_only = matches!(
+            self.kind,
+            QueryKind::Distance | QueryKind::Penetration | QueryKind::Ccd
+        );
         !cpu_only || backend == gprox::Backend::Cpu
     }
 }

@@ -28,6 +28,7 @@
 #include "gprox/common.cuh"
 #include "gprox/params.cuh"
 #include "gprox/tri_tri.cuh"
+#include "gprox/world.cuh"
 
 namespace gprox {
 /// Box `i` of a box array with `stride` bytes between boxes.
@@ -107,25 +108,59 @@ __device__ GPROX_NOINLINE uint32_t leaf_status(const BalanceTraverseParams& p, u
   return triangles_intersect(ta, tb);
 }
 
-/// Tests the child pair (x, y): emits a leaf pair, or pushes an internal one. `kAny`: the
-/// early-out variant (its triangle test lives in a kernel of its own, so the registers it needs
-/// do not lower the occupancy of the others).
-template <bool kAny>
+/// Traversal variants: the plain one, the early out (GPROX_BALANCE_ANY; its triangle test lives
+/// in a kernel of its own, so the registers it needs do not lower the occupancy of the others),
+/// and the world of many bodies (GPROX_BALANCE_WORLD).
+#define GPROX_MODE_PLAIN 0
+#define GPROX_MODE_ANY 1
+#define GPROX_MODE_WORLD 2
+
+/// The tree a node index belongs to: its nodes, the index of its node 0 and of its first leaf
+/// (0 and n - 1 for a single tree; the body's base and base + leaves - 1 in a world).
+struct Side {
+  const BvhNode* nodes;
+  uint32_t base;
+  uint32_t first_leaf;
+  /// Node `i` (an index of this side).
+  __device__ __forceinline__ const BvhNode& node(uint32_t i) const { return nodes[i - base]; }
+  /// World index of a child named by a node of this side.
+  __device__ __forceinline__ uint32_t at(uint32_t child) const { return base + child; }
+};
+
+/// The side of node `x` of A (`a`) or B.
+template <int kMode>
+__device__ __forceinline__ Side side_of(const BalanceTraverseParams& p, bool a, uint32_t x) {
+  if constexpr (kMode == GPROX_MODE_WORLD) {
+    const WorldBody* bodies = dev_ptr<const WorldBody>(p.bodies);
+    const WorldBody& b = bodies[body_of(bodies, p.body_count, x)];
+    return Side{dev_ptr<const BvhNode>(b.nodes), b.base, b.base + b.leaves - 1};
+  } else {
+    return a ? Side{dev_ptr<const BvhNode>(p.nodes_a), 0, p.first_leaf_a}
+             : Side{dev_ptr<const BvhNode>(p.nodes_b), 0, p.first_leaf_b};
+  }
+}
+
+/// Tests the child pair (x, y): emits a leaf pair, or pushes an internal one.
+template <int kMode>
 __device__ __forceinline__ void visit(const BalanceTraverseParams& p, const TaskQueue& q,
-                                      uint32_t x, uint32_t y) {
+                                      const Side sa, const Side sb, uint32_t x, uint32_t y) {
   if (!pair_passes(p, x, y)) return;
-  if (x < p.first_leaf_a || y < p.first_leaf_b) {
+  if (x < sa.first_leaf || y < sb.first_leaf) {
     q.push(x, y);
     return;
   }
-  const uint32_t fa = dev_ptr<const BvhNode>(p.nodes_a)[x].left;
-  const uint32_t fb = dev_ptr<const BvhNode>(p.nodes_b)[y].left;
-  if ((p.flags & GPROX_BALANCE_SKIP_ADJACENT) != 0 &&
-      faces_share_vertex(dev_ptr<const uint32_t>(p.faces), fa, fb)) {
-    return;
-  }
   uint32_t* counters = dev_ptr<uint32_t>(p.counters);
-  if constexpr (kAny) {
+  // A world's leaf pairs keep their world indices: the finishing kernel finds their bodies.
+  uint32_t fa = x, fb = y;
+  if constexpr (kMode != GPROX_MODE_WORLD) {
+    fa = sa.node(x).left;
+    fb = sb.node(y).left;
+    if ((p.flags & GPROX_BALANCE_SKIP_ADJACENT) != 0 &&
+        faces_share_vertex(dev_ptr<const uint32_t>(p.faces), fa, fb)) {
+      return;
+    }
+  }
+  if constexpr (kMode == GPROX_MODE_ANY) {
     const uint32_t status = leaf_status(p, fa, fb);
     if (status == GPROX_TRI_SEPARATE) return;
     if (status == GPROX_TRI_INTERSECT) {
@@ -142,35 +177,36 @@ __device__ __forceinline__ void visit(const BalanceTraverseParams& p, const Task
 }
 
 /// Expands one work item (at most 4 pushes).
-template <bool kAny>
+template <int kMode>
 __device__ __forceinline__ void expand(const BalanceTraverseParams& p, const TaskQueue& q,
                                        uint32_t x, uint32_t y) {
-  const BvhNode* na = dev_ptr<const BvhNode>(p.nodes_a);
-  const BvhNode* nb = dev_ptr<const BvhNode>(p.nodes_b);
-  const bool x_leaf = x >= p.first_leaf_a;
-  const bool y_leaf = y >= p.first_leaf_b;
+  const Side sa = side_of<kMode>(p, true, x);
+  const Side sb = side_of<kMode>(p, false, y);
+  const bool x_leaf = x >= sa.first_leaf;
+  const bool y_leaf = y >= sb.first_leaf;
   if ((p.flags & GPROX_BALANCE_SELF) != 0 && x == y) {
     if (x_leaf) return;
-    const uint32_t l = na[x].left, r = na[x].right;
-    if (l < p.first_leaf_a) q.push(l, l);
-    if (r < p.first_leaf_a) q.push(r, r);
-    visit<kAny>(p, q, l, r);
+    const uint32_t l = sa.at(sa.node(x).left), r = sa.at(sa.node(x).right);
+    if (l < sa.first_leaf) q.push(l, l);
+    if (r < sa.first_leaf) q.push(r, r);
+    visit<kMode>(p, q, sa, sb, l, r);
     return;
   }
   if (x_leaf && y_leaf) {
-    visit<kAny>(p, q, x, y);  // only the root pair of two one-face meshes gets here
+    visit<kMode>(p, q, sa, sb, x, y);  // only the root pair of two one-face meshes gets here
   } else if (x_leaf) {
-    visit<kAny>(p, q, x, nb[y].left);
-    visit<kAny>(p, q, x, nb[y].right);
+    visit<kMode>(p, q, sa, sb, x, sb.at(sb.node(y).left));
+    visit<kMode>(p, q, sa, sb, x, sb.at(sb.node(y).right));
   } else if (y_leaf) {
-    visit<kAny>(p, q, na[x].left, y);
-    visit<kAny>(p, q, na[x].right, y);
+    visit<kMode>(p, q, sa, sb, sa.at(sa.node(x).left), y);
+    visit<kMode>(p, q, sa, sb, sa.at(sa.node(x).right), y);
   } else {
-    const uint32_t xl = na[x].left, xr = na[x].right, yl = nb[y].left, yr = nb[y].right;
-    visit<kAny>(p, q, xl, yl);
-    visit<kAny>(p, q, xl, yr);
-    visit<kAny>(p, q, xr, yl);
-    visit<kAny>(p, q, xr, yr);
+    const uint32_t xl = sa.at(sa.node(x).left), xr = sa.at(sa.node(x).right);
+    const uint32_t yl = sb.at(sb.node(y).left), yr = sb.at(sb.node(y).right);
+    visit<kMode>(p, q, sa, sb, xl, yl);
+    visit<kMode>(p, q, sa, sb, xl, yr);
+    visit<kMode>(p, q, sa, sb, xr, yl);
+    visit<kMode>(p, q, sa, sb, xr, yr);
   }
 }
 
@@ -191,8 +227,8 @@ __device__ __forceinline__ uint32_t read_counter(uint32_t* counters, int which) 
 using namespace gprox;
 
 namespace gprox {
-/// The persistent task of a round (see the file's comment); `kAny`: the early-out variant.
-template <bool kAny>
+/// The persistent task of a round (see the file's comment), in traversal variant `kMode`.
+template <int kMode>
 __device__ __forceinline__ void balance_traverse(const BalanceTraverseParams& p) {
   __shared__ uint32_t s_queue[2 * GPROX_BALANCE_MAX_LOCAL];
   __shared__ uint32_t s_local, s_global, s_spilled, s_processed;
@@ -271,13 +307,13 @@ __device__ __forceinline__ void balance_traverse(const BalanceTraverseParams& p)
       y = s_queue[2 * at + 1];
     }
     __syncthreads();  // every item is read before pushes overwrite its slot
-    if (tid < k) expand<kAny>(p, q, x, y);
+    if (tid < k) expand<kMode>(p, q, x, y);
     __syncthreads();
     if (tid == 0) {
       if (s_local > local_capacity) s_local = local_capacity;
       s_processed += k;
       uint32_t stop = GPROX_TASK_RUN;
-      if (kAny && read_counter(counters, GPROX_BC_FOUND) != 0) {
+      if (kMode == GPROX_MODE_ANY && read_counter(counters, GPROX_BC_FOUND) != 0) {
         stop = GPROX_TASK_FOUND;
       } else if (read_counter(counters, GPROX_BC_IDLE) > s_limit) {
         stop = GPROX_TASK_THRESHOLD;
@@ -315,23 +351,33 @@ __device__ __forceinline__ void balance_traverse(const BalanceTraverseParams& p)
 }
 }  // namespace gprox
 
-GPROX_KERNEL(gprox_balance_traverse, BalanceTraverseParams) { balance_traverse<false>(p); }
+GPROX_KERNEL_OCCUPANCY(gprox_balance_traverse, BalanceTraverseParams, 4) {
+  balance_traverse<GPROX_MODE_PLAIN>(p);
+}
 GPROX_KERNEL_EXPORT(gprox_balance_traverse, BalanceTraverseParams)
 
 /// The early-out traversal (GPROX_BALANCE_ANY): leaf pairs get the filtered triangle test, and
 /// every task stops once one is certified intersecting.
-GPROX_KERNEL(gprox_balance_traverse_any, BalanceTraverseParams) { balance_traverse<true>(p); }
+GPROX_KERNEL(gprox_balance_traverse_any, BalanceTraverseParams) {
+  balance_traverse<GPROX_MODE_ANY>(p);
+}
 GPROX_KERNEL_EXPORT(gprox_balance_traverse_any, BalanceTraverseParams)
+
+/// The world traversal (GPROX_BALANCE_WORLD): node indices are world indices of many bodies.
+GPROX_KERNEL_OCCUPANCY(gprox_balance_traverse_world, BalanceTraverseParams, 4) {
+  balance_traverse<GPROX_MODE_WORLD>(p);
+}
+GPROX_KERNEL_EXPORT(gprox_balance_traverse_world, BalanceTraverseParams)
 
 GPROX_KERNEL(gprox_balance_init, BalanceInitParams) {
   const uint32_t i = global_thread();
   if (i < GPROX_BALANCE_COUNTERS) {
-    // One item (the root pair) in one task.
-    const bool one = i == GPROX_BC_REMAINING || i == GPROX_BC_ACTIVE;
+    // One item (the root pair) in one task, or nothing yet.
+    const bool one = p.root != 0 && (i == GPROX_BC_REMAINING || i == GPROX_BC_ACTIVE);
     dev_ptr<uint32_t>(p.counters)[i] = one ? 1u : 0u;
   }
-  if (i < p.tasks) dev_ptr<uint32_t>(p.counts)[i] = i == 0 ? 1u : 0u;
-  if (i < 2) dev_ptr<uint32_t>(p.work)[i] = 0u;
+  if (i < p.tasks) dev_ptr<uint32_t>(p.counts)[i] = i == 0 && p.root != 0 ? 1u : 0u;
+  if (i < 2 && p.root != 0) dev_ptr<uint32_t>(p.work)[i] = 0u;
 }
 GPROX_KERNEL_EXPORT(gprox_balance_init, BalanceInitParams)
 

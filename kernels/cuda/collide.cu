@@ -12,6 +12,7 @@
 #include "gprox/common.cuh"
 #include "gprox/params.cuh"
 #include "gprox/transform.cuh"
+#include "gprox/world.cuh"
 
 namespace gprox {
 /// Local stack of the depth-first mode (node pairs).
@@ -38,36 +39,7 @@ using namespace gprox;
 GPROX_KERNEL(gprox_world_boxes, WorldBoxesParams) {
   const uint32_t i = global_thread();
   if (i >= p.count) return;
-  const Aabb b = dev_ptr<const BvhNode>(p.nodes)[i].aabb;
-  double lo[3] = {INFINITY, INFINITY, INFINITY};
-  double hi[3] = {-INFINITY, -INFINITY, -INFINITY};
-  for (int c = 0; c < 8; ++c) {
-    const DVec3 w = transform_point(p.pose, (c & 1) ? b.max[0] : b.min[0],
-                                    (c & 2) ? b.max[1] : b.min[1], (c & 4) ? b.max[2] : b.min[2]);
-    const double v[3] = {w.x, w.y, w.z};
-    for (int k = 0; k < 3; ++k) {
-      lo[k] = fmin(lo[k], v[k]);
-      hi[k] = fmax(hi[k], v[k]);
-    }
-  }
-  Aabb out;
-  for (int k = 0; k < 3; ++k) {
-    // |rounding of transform_point| <= 4 * 2^-53 * (sum |r_j| |x_j| + |t|), once for the corners
-    // and once for any point inside: 2e-15 covers both with room to spare; 1e-280 covers
-    // underflow.
-    const double* m = p.pose.rows[k];
-    double mag = fabs(m[3]);
-    for (int j = 0; j < 3; ++j) {
-      mag += fabs(m[j]) * fmax(fabs(static_cast<double>(b.min[j])), fabs(static_cast<double>(b.max[j])));
-    }
-    double slack = mag * 2e-15 + 1e-280;
-    // With a margin (each side gets half of it), pairs are finished by a floating-point distance:
-    // widen by a relative 1e-12 as the CPU traversal does, far above that distance's rounding.
-    if (p.margin > 0.0) slack += p.margin * (1.0 + 1e-12) + 1e-12 * mag;
-    out.min[k] = __double2float_rd(lo[k] - slack);
-    out.max[k] = __double2float_ru(hi[k] + slack);
-  }
-  dev_ptr<Aabb>(p.boxes)[i] = out;
+  dev_ptr<Aabb>(p.boxes)[i] = world_box(dev_ptr<const BvhNode>(p.nodes)[i].aabb, p.pose, p.margin);
 }
 GPROX_KERNEL_EXPORT(gprox_world_boxes, WorldBoxesParams)
 

@@ -27,9 +27,10 @@ use crate::error::{CudaError, Result};
 use crate::kernel::Kernel;
 use crate::params::{
     BalanceInitParams, BalanceScanParams, BalanceSpreadParams, BalanceTraverseParams,
-    PairsOutParams, TriPairParams, BALANCE_ANY, BALANCE_COUNTERS, BALANCE_DUAL, BALANCE_MAX_LOCAL,
-    BC_DONE, BC_EMPTY, BC_FOUND, BC_FULL, BC_MAX_REMAINING, BC_OUT, BC_OVERFLOW, BC_PROCESSED,
-    BC_REMAINING, BC_RESULTS, BC_ROUNDS, BC_SPILLED, BC_SPREAD, BC_THRESHOLD,
+    PairsOutParams, TriPairParams, WorldContactsParams, WorldPairsParams, BALANCE_ANY,
+    BALANCE_COUNTERS, BALANCE_DUAL, BALANCE_MAX_LOCAL, BC_DONE, BC_EMPTY, BC_FOUND, BC_FULL,
+    BC_MAX_REMAINING, BC_OUT, BC_OVERFLOW, BC_PROCESSED, BC_REMAINING, BC_RESULTS, BC_ROUNDS,
+    BC_SPILLED, BC_SPREAD, BC_THRESHOLD,
 };
 
 /// Tuning of the balanced traversal. Every setting gives the same results; they only trade
@@ -119,6 +120,20 @@ pub(crate) struct Traversal {
     /// The triangles of both sides: with [`BALANCE_ANY`] tested in the traversal, else (when
     /// set) by the triangle-pair kernel before the pairs come back.
     pub triangles: Option<[TriSide; 2]>,
+    /// [`BALANCE_WORLD`]: the world of many bodies the traversal runs over.
+    pub world: Option<WorldSetup>,
+}
+
+/// A world of many bodies on the device (see `world.cu`): the body table, and whether its
+/// contacts get the triangle test on the device (no margin) or come back undecided.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct WorldSetup {
+    /// `const WorldBody[count]`.
+    pub bodies: u64,
+    /// Bodies.
+    pub count: u32,
+    /// Whether the contacts get the filtered triangle test on the device.
+    pub test: bool,
 }
 
 /// What came back from a traversal.
@@ -128,6 +143,9 @@ pub(crate) struct TraversalOutput {
     /// and the undecided ones flagged with [`crate::params::PAIR_UNDECIDED`] in the first face;
     /// without, every leaf pair.
     pub pairs: Vec<[u32; 2]>,
+    /// [`BALANCE_WORLD`]: `[body a, face a, body b, face b]` records (the first face flagged
+    /// [`crate::params::PAIR_UNDECIDED`] when the filters could not decide), in place of `pairs`.
+    pub contacts: Vec<[u32; 4]>,
     /// [`BALANCE_ANY`]: a certified intersecting pair was found (no pairs then).
     pub found: bool,
     /// What the traversal did.
@@ -172,7 +190,8 @@ impl Device {
         };
         let mut out = TraversalOutput::default();
         let self_mode = t.flags & crate::params::BALANCE_SELF != 0;
-        if t.leaves_a == 0 || t.leaves_b == 0 || (self_mode && t.leaves_a < 2) {
+        let world = t.world.is_some();
+        if !world && (t.leaves_a == 0 || t.leaves_b == 0 || (self_mode && t.leaves_a < 2)) {
             return Ok(out);
         }
         let headroom = (opts.queue_capacity as u64 + opts.spill_capacity as u64).max(3);
@@ -187,6 +206,7 @@ impl Device {
         let mut stride =
             region_stride(tasks, first_share, headroom)?.max(self.hint(HINT_QUEUES, 0) / tasks);
         let rounds_hint = match (t.flags & BALANCE_ANY != 0, t.flags & BALANCE_DUAL != 0) {
+            _ if world => "balance.hint.rounds.world",
             (true, _) => "balance.hint.rounds.any",
             (false, true) => "balance.hint.rounds.dual",
             (false, false) => "balance.hint.rounds",
@@ -228,14 +248,23 @@ impl Device {
             }
             let found = h[BC_RESULTS];
             out.stats.leaf_pairs = found;
-            if found as usize > result_capacity && h[BC_FOUND] == 0 {
-                // The result buffer overflowed (the counter kept counting): rerun with its size.
+            if found as usize > result_capacity && (world || h[BC_FOUND] == 0) {
+                // The result buffer overflowed (the counter kept counting): rerun with its size
+                // and a quarter more, so the next frames of a scene fit.
                 out.stats.result_reruns += 1;
-                result_capacity = found as usize;
+                result_capacity = found as usize + found as usize / 4;
                 continue;
             }
-            out.found = h[BC_FOUND] != 0;
-            out.pairs = run.pairs;
+            out.found = !world && h[BC_FOUND] != 0;
+            if world {
+                out.contacts = run
+                    .words
+                    .chunks_exact(4)
+                    .map(|c| [c[0], c[1], c[2], c[3]])
+                    .collect();
+            } else {
+                out.pairs = run.words.chunks_exact(2).map(|c| [c[0], c[1]]).collect();
+            }
             self.set_hint(HINT_QUEUES, stride.saturating_mul(tasks));
             self.set_hint(HINT_RESULTS, result_capacity as u32);
             // Enough rounds for this query with slack, forgetting larger past needs slowly
@@ -278,14 +307,18 @@ impl Device {
             }
             _ => None,
         };
-        let mapped =
-            self.lease::<MappedBuffer<u32>>("balance.out", BALANCE_COUNTERS + 2 * result_capacity)?;
+        // Two words per pair, four per world contact record.
+        let width = if t.world.is_some() { 4 } else { 2 };
+        let mapped = self.lease::<MappedBuffer<u32>>(
+            "balance.out",
+            BALANCE_COUNTERS + width * result_capacity,
+        )?;
         let init = BalanceInitParams {
             work: work[0].device_ptr(),
             counts: counts[0].device_ptr(),
             counters: counters.device_ptr(),
             tasks,
-            pad: 0,
+            root: u32::from(t.world.is_none()),
         };
         // SAFETY: work[0] holds >= 2 entries, counts `tasks`, counters BALANCE_COUNTERS.
         unsafe {
@@ -318,22 +351,25 @@ impl Device {
             counts: 0,
             results: results.device_ptr(),
             counters: counters.device_ptr(),
+            bodies: t.world.map_or(0, |w| w.bodies),
             pose_a: side_a.pose,
             pose_b: side_b.pose,
             min_separation: t.min_separation,
             task_capacity: stride,
             headroom,
-            pad: 0,
+            body_count: t.world.map_or(0, |w| w.count),
             local_capacity: opts.queue_capacity,
             result_capacity: result_capacity as u32,
             idle_permille: (opts.idle_threshold * 1000.0).round() as u32,
             box_stride: t.box_stride,
-            first_leaf_a: t.leaves_a - 1,
-            first_leaf_b: t.leaves_b - 1,
+            first_leaf_a: t.leaves_a.saturating_sub(1),
+            first_leaf_b: t.leaves_b.saturating_sub(1),
             flags: t.flags,
         };
         let spread_blocks = self.blocks_for(tasks as usize * 4).min(1024);
-        let traverse = if t.flags & BALANCE_ANY != 0 {
+        let traverse = if t.world.is_some() {
+            Kernel::BalanceTraverseWorld
+        } else if t.flags & BALANCE_ANY != 0 {
             Kernel::BalanceTraverseAny
         } else {
             Kernel::BalanceTraverse
@@ -341,10 +377,63 @@ impl Device {
         let mut cur = 0usize;
         let mut run = Run {
             header: [0; BALANCE_COUNTERS],
-            pairs: Vec::new(),
+            words: Vec::new(),
             syncs: 0,
             rounds_enqueued: 0,
         };
+        let scan = |cur: usize| BalanceScanParams {
+            counts_in: counts[cur].device_ptr(),
+            offsets: offsets.device_ptr(),
+            counts_out: counts[1 - cur].device_ptr(),
+            counters: counters.device_ptr(),
+            tasks,
+            stride,
+            headroom,
+            pad: 0,
+        };
+        let spread = |cur: usize| BalanceSpreadParams {
+            work_in: work[cur].device_ptr(),
+            offsets: offsets.device_ptr(),
+            work_out: work[1 - cur].device_ptr(),
+            counters: counters.device_ptr(),
+            tasks,
+            stride,
+        };
+        if let Some(w) = t.world {
+            // The broad phase deals the overlapping body pairs into the queues; a balancing
+            // step spreads them evenly before the first round.
+            let wp = WorldPairsParams {
+                bodies: w.bodies,
+                boxes: t.boxes_a[0],
+                work: work[0].device_ptr(),
+                counts: counts[0].device_ptr(),
+                counters: counters.device_ptr(),
+                count: w.count,
+                tasks,
+                stride,
+                pad: 0,
+            };
+            let body_pairs = w.count as usize * (w.count as usize).saturating_sub(1) / 2;
+            // SAFETY: the body table holds `count` bodies whose boxes are in `boxes_a`; work[0]
+            // holds `tasks` regions of `stride` pairs (the kernel checks each slot), counts
+            // `tasks` sizes zeroed by the init.
+            unsafe {
+                self.launch(
+                    Kernel::WorldPairs,
+                    self.blocks_for(body_pairs).min(self.finish_blocks()),
+                    self.block_size(),
+                    &wp,
+                )?;
+                self.launch(Kernel::BalanceScan, 1, self.block_size(), &scan(0))?;
+                self.launch(
+                    Kernel::BalanceSpread,
+                    spread_blocks,
+                    self.block_size(),
+                    &spread(0),
+                )?;
+            }
+            cur = 1;
+        }
         let mut batch = batch;
         loop {
             for _ in 0..batch {
@@ -355,31 +444,18 @@ impl Device {
                 // every region holds `stride` pairs, counts `tasks` sizes, results
                 // `result_capacity` pairs.
                 unsafe { self.launch(traverse, tasks, self.block_size(), &p)? };
-                let s = BalanceScanParams {
-                    counts_in: counts[cur].device_ptr(),
-                    offsets: offsets.device_ptr(),
-                    counts_out: counts[next].device_ptr(),
-                    counters: counters.device_ptr(),
-                    tasks,
-                    stride,
-                    headroom,
-                    pad: 0,
-                };
-                // SAFETY: counts hold `tasks` entries, offsets `tasks + 1`.
-                unsafe { self.launch(Kernel::BalanceScan, 1, self.block_size(), &s)? };
-                let sp = BalanceSpreadParams {
-                    work_in: work[cur].device_ptr(),
-                    offsets: offsets.device_ptr(),
-                    work_out: work[next].device_ptr(),
-                    counters: counters.device_ptr(),
-                    tasks,
-                    stride,
-                };
-                // SAFETY: offsets describe the items in work[cur] (from the scan); the scan
-                // checked that every share fits a region of `stride` pairs.
+                // SAFETY: counts hold `tasks` entries, offsets `tasks + 1`; the spread moves the
+                // items the scan described, and the scan checked that every share fits a region
+                // of `stride` pairs.
                 unsafe {
-                    self.launch(Kernel::BalanceSpread, spread_blocks, self.block_size(), &sp)?
-                };
+                    self.launch(Kernel::BalanceScan, 1, self.block_size(), &scan(cur))?;
+                    self.launch(
+                        Kernel::BalanceSpread,
+                        spread_blocks,
+                        self.block_size(),
+                        &spread(cur),
+                    )?;
+                }
                 cur = next;
             }
             run.rounds_enqueued += batch;
@@ -402,11 +478,10 @@ impl Device {
             batch = (batch * 2).min(1024);
         }
         let h = &run.header;
-        let complete =
-            h[BC_OVERFLOW] == 0 && h[BC_FOUND] == 0 && h[BC_RESULTS] as usize <= result_capacity;
+        let found = t.world.is_none() && h[BC_FOUND] != 0;
+        let complete = h[BC_OVERFLOW] == 0 && !found && h[BC_RESULTS] as usize <= result_capacity;
         if complete {
-            let flat = mapped.read(BALANCE_COUNTERS, 2 * h[BC_OUT] as usize);
-            run.pairs = flat.chunks_exact(2).map(|p| [p[0], p[1]]).collect();
+            run.words = mapped.read(BALANCE_COUNTERS, width * h[BC_OUT] as usize);
         }
         Ok(run)
     }
@@ -423,6 +498,33 @@ impl Device {
         capacity: usize,
     ) -> Result<()> {
         let grid = self.blocks_for(capacity).min(self.finish_blocks());
+        if let Some(w) = t.world {
+            let wc = WorldContactsParams {
+                bodies: w.bodies,
+                counters: counters.device_ptr(),
+                pairs: results.device_ptr(),
+                out: mapped.device_ptr(),
+                count: w.count,
+                capacity: capacity as u32,
+                test: u32::from(w.test),
+                pad: 0,
+            };
+            let header = PairsOutParams {
+                counters: counters.device_ptr(),
+                pairs: results.device_ptr(),
+                status: 0,
+                out: mapped.device_ptr(),
+                capacity: capacity as u32,
+                pad: 0,
+            };
+            // SAFETY: `mapped` holds the header and `capacity` records of 4 words; results
+            // hold `capacity` pairs of world indices of the bodies in the table.
+            unsafe {
+                self.launch(Kernel::WorldContacts, grid, self.block_size(), &wc)?;
+                self.launch(Kernel::PairsHeader, 1, BALANCE_COUNTERS as u32, &header)?;
+            }
+            return Ok(());
+        }
         if let (Some(status), Some([a, b])) = (status, t.triangles) {
             let tp = TriPairParams {
                 pose_a: a.pose,
@@ -459,7 +561,7 @@ impl Device {
     }
 
     /// Blocks of grid-stride kernels over a traversal's results.
-    fn finish_blocks(&self) -> u32 {
+    pub(crate) fn finish_blocks(&self) -> u32 {
         if self.is_emulated() {
             4
         } else {
@@ -475,7 +577,8 @@ const HINT_RESULTS: &str = "balance.hint.results";
 /// One run's outcome.
 struct Run {
     header: [u32; BALANCE_COUNTERS],
-    pairs: Vec<[u32; 2]>,
+    /// The mapped result's words after the header.
+    words: Vec<u32>,
     syncs: u32,
     rounds_enqueued: u32,
 }

@@ -141,6 +141,7 @@ impl Device {
             // As the CPU: a negative (or NaN) separation counts as 0.
             min_separation: min_separation.max(0.0),
             triangles: None,
+            world: None,
         };
         let out = self.run_traversal(&t, opts)?;
         let mut pairs = out.pairs;

@@ -100,7 +100,7 @@ impl<'a> ResidentObject<'a> {
     }
 
     /// Same face count on both copies, a finite pose.
-    fn check(&self, side: &'static str) -> Result<()> {
+    pub(crate) fn check(&self, side: &'static str) -> Result<()> {
         let faces = self.mesh.faces().len();
         if faces != self.resident.leaf_count() as usize {
             return Err(CudaError::InvalidBvh(format!(
@@ -116,7 +116,7 @@ impl<'a> ResidentObject<'a> {
 }
 
 /// A finite, non-negative margin.
-fn check_margin(margin: f64) -> Result<()> {
+pub(crate) fn check_margin(margin: f64) -> Result<()> {
     if margin >= 0.0 && margin.is_finite() {
         Ok(())
     } else {
@@ -125,7 +125,7 @@ fn check_margin(margin: f64) -> Result<()> {
 }
 
 /// World triangles of a face pair.
-fn world_pair(
+pub(crate) fn world_pair(
     a: &ResidentObject<'_>,
     b: &ResidentObject<'_>,
     [fa, fb]: [u32; 2],
@@ -364,6 +364,7 @@ impl Device {
             flags,
             min_separation: 0.0,
             triangles: triangles.then(|| [side(a), side(b)]),
+            world: None,
         };
         self.run_traversal(&t, balance)
     }

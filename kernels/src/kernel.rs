@@ -5,7 +5,8 @@ use std::ffi::c_void;
 use crate::params::{
     BalanceInitParams, BalanceScanParams, BalanceSpreadParams, BalanceTraverseParams,
     CollideParams, HierarchyParams, MortonParams, PairsOutParams, PrimBoxesParams, RadixParams,
-    ReduceBoundsParams, RefitParams, SelftestParams, TriPairParams, WorldBoxesParams,
+    ReduceBoundsParams, RefitParams, SelftestParams, TriPairParams, WorldBodyBoxesParams,
+    WorldBoxesParams, WorldContactsParams, WorldPairsParams,
 };
 
 /// Signature of an emulator launcher `gprox_emu_launch_<kernel>(grid, block, &params)`.
@@ -71,6 +72,14 @@ kernels! {
     /// Balanced traversal with an early out at the first certified intersecting leaf pair
     /// (`balance.cu`).
     BalanceTraverseAny => gprox_balance_traverse_any, gprox_emu_launch_gprox_balance_traverse_any, BalanceTraverseParams;
+    /// Balanced traversal of a world of many bodies (`balance.cu`).
+    BalanceTraverseWorld => gprox_balance_traverse_world, gprox_emu_launch_gprox_balance_traverse_world, BalanceTraverseParams;
+    /// World boxes of every node of every body (`world.cu`).
+    WorldBodyBoxes => gprox_world_body_boxes, gprox_emu_launch_gprox_world_body_boxes, WorldBodyBoxesParams;
+    /// Broad phase of a world on the device (`world.cu`).
+    WorldPairs => gprox_world_pairs, gprox_emu_launch_gprox_world_pairs, WorldPairsParams;
+    /// A world traversal's contacts into host-mapped memory (`world.cu`).
+    WorldContacts => gprox_world_contacts, gprox_emu_launch_gprox_world_contacts, WorldContactsParams;
     /// Balanced traversal: root pair and zeroed counters, on the device (`balance.cu`).
     BalanceInit => gprox_balance_init, gprox_emu_launch_gprox_balance_init, BalanceInitParams;
     /// Balanced traversal: prefix sum of queue sizes and even shares (`balance.cu`).

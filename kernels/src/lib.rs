@@ -40,6 +40,7 @@ pub mod params;
 mod pool;
 pub mod resident;
 pub mod self_collide;
+pub mod world;
 
 pub use balance::{BalanceOptions, BalanceStats};
 pub use ccd::MovingMesh;

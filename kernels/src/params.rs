@@ -243,6 +243,8 @@ params!(
         results: u64,
         /// `u32[BALANCE_COUNTERS]`.
         counters: u64,
+        /// [`BALANCE_WORLD`]: `const WorldBody[body_count]`, else 0.
+        bodies: u64,
         /// [`BALANCE_ANY`]: world pose of A.
         pose_a: Pose64,
         /// [`BALANCE_ANY`]: world pose of B.
@@ -255,8 +257,8 @@ params!(
         /// A task's queue holds the round's largest share plus this (capped by the stride):
         /// [`crate::BalanceOptions`]' queue and spill capacities.
         headroom: u32,
-        /// Padding.
-        pad: u32,
+        /// [`BALANCE_WORLD`]: bodies, else 0.
+        body_count: u32,
         /// Shared-memory queue size (`1..=BALANCE_MAX_LOCAL`).
         local_capacity: u32,
         /// Pairs `results` holds.
@@ -286,6 +288,89 @@ params!(
         counters: u64,
         /// Tasks.
         tasks: u32,
+        /// 1: the root pair in task 0; 0: empty queues (a broad phase fills them).
+        root: u32,
+    }
+);
+
+/// One body of a world query (`WorldBody` in `params.cuh`): its resident tree and mesh, its
+/// pose, and where its nodes start in the world's node numbering.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct WorldBody {
+    /// Local-to-world pose.
+    pub pose: Pose64,
+    /// `const BvhNode[2 leaves - 1]`.
+    pub nodes: u64,
+    /// `const f32[3 vertices]`.
+    pub positions: u64,
+    /// `const u32[3 leaves]`.
+    pub faces: u64,
+    /// World index of the body's node 0.
+    pub base: u32,
+    /// Faces (`>= 1`).
+    pub leaves: u32,
+}
+
+params!(
+    /// `gprox_world_body_boxes`: the world box of every node of every body.
+    WorldBodyBoxesParams {
+        /// `const WorldBody[count]`.
+        bodies: u64,
+        /// `Aabb[total]` (out), by world index.
+        boxes: u64,
+        /// Half the query margin, on every side.
+        margin: f64,
+        /// Bodies.
+        count: u32,
+        /// Nodes of all bodies.
+        total: u32,
+    }
+);
+
+params!(
+    /// `gprox_world_pairs`: the broad phase on the device (body pairs whose root boxes overlap,
+    /// dealt round-robin into the task queues).
+    WorldPairsParams {
+        /// `const WorldBody[count]`.
+        bodies: u64,
+        /// `const Aabb[]`: world boxes by world index.
+        boxes: u64,
+        /// `u32[2 tasks stride]` (out).
+        work: u64,
+        /// `u32[tasks]` (in/out).
+        counts: u64,
+        /// `u32[BALANCE_COUNTERS]`.
+        counters: u64,
+        /// Bodies.
+        count: u32,
+        /// Tasks.
+        tasks: u32,
+        /// Capacity of a task's region.
+        stride: u32,
+        /// Padding.
+        pad: u32,
+    }
+);
+
+params!(
+    /// `gprox_world_contacts`: a world traversal's leaf pairs as (body, face, body, face)
+    /// records in host-mapped memory, after the filtered triangle test.
+    WorldContactsParams {
+        /// `const WorldBody[count]`.
+        bodies: u64,
+        /// `u32[BALANCE_COUNTERS]`.
+        counters: u64,
+        /// `const u32[2 capacity]`: leaf pairs, world node indices.
+        pairs: u64,
+        /// `u32[BALANCE_COUNTERS + 4 capacity]` (out, host-mapped).
+        out: u64,
+        /// Bodies.
+        count: u32,
+        /// Pairs `pairs` holds.
+        capacity: u32,
+        /// 1: triangle test; 0: every pair undecided (a margin: the host decides).
+        test: u32,
         /// Padding.
         pad: u32,
     }
@@ -396,6 +481,10 @@ pub const BALANCE_SKIP_ADJACENT: u32 = 4;
 /// Traversal flag: early out at the first certified intersecting pair (filtered triangle test
 /// in the traversal; undecided pairs go to the results).
 pub const BALANCE_ANY: u32 = 8;
+/// Traversal flag: a world of many bodies (world node indices, broad-phase roots).
+pub const BALANCE_WORLD: u32 = 16;
+/// Counter ([`BALANCE_WORLD`]): body pairs the broad phase dealt (the slot of [`BC_REMAINING`]).
+pub const BC_ROOTS: usize = BC_REMAINING;
 /// Flag bit of a pair from `gprox_pairs_out`: left undecided by the filters (host test).
 pub const PAIR_UNDECIDED: u32 = 0x8000_0000;
 

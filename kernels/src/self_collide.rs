@@ -11,10 +11,12 @@ use gprox_geometry::tri_tri::triangles_intersect;
 use gprox_geometry::TriMesh;
 
 use crate::balance::{BalanceOptions, BalanceStats, Traversal, TriSide, NODE_BOX_STRIDE};
+use crate::collide::ResidentObject;
 use crate::device::Device;
 use crate::error::{CudaError, Result};
 use crate::lbvh::validate_bvh;
 use crate::params::{BALANCE_SELF, BALANCE_SKIP_ADJACENT, PAIR_UNDECIDED};
+use crate::resident::ResidentMesh;
 
 /// Result of [`Device::self_collide`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -65,8 +67,25 @@ impl Device {
         if n < 2 {
             return Ok(GpuSelfCollisions::default());
         }
-        let nodes = self.upload(&bvh.nodes)?;
-        let dm = self.upload_mesh(mesh)?;
+        let resident = ResidentMesh::new(self, mesh, bvh)?;
+        self.self_collide_resident(&resident, mesh, opts)
+    }
+
+    /// [`Device::self_collide`] of a [`ResidentMesh`] (`mesh` is its host copy, at the same
+    /// positions): nothing is uploaded, one host synchronisation in the common case.
+    pub fn self_collide_resident(
+        &self,
+        resident: &ResidentMesh,
+        mesh: &TriMesh,
+        opts: &BalanceOptions,
+    ) -> Result<GpuSelfCollisions> {
+        ResidentObject::new(resident, mesh, Pose64::IDENTITY).check("mesh")?;
+        let n = resident.leaf_count();
+        if n < 2 {
+            return Ok(GpuSelfCollisions::default());
+        }
+        let nodes = &resident.nodes;
+        let dm = &resident.mesh;
         let side = TriSide {
             positions: dm.positions.device_ptr(),
             faces: dm.faces.device_ptr(),
@@ -84,6 +103,7 @@ impl Device {
             flags: BALANCE_SELF | BALANCE_SKIP_ADJACENT,
             min_separation: 0.0,
             triangles: Some([side, side]),
+            world: None,
         };
         let run = self.run_traversal(&t, opts)?;
         let mut out = GpuSelfCollisions {

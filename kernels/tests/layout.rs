@@ -116,7 +116,8 @@ fn params_match() {
         work,
         counts,
         results,
-        counters
+        counters,
+        bodies
     );
     offset!(
         BalanceTraverseParams,
@@ -125,6 +126,7 @@ fn params_match() {
         min_separation,
         task_capacity,
         headroom,
+        body_count,
         local_capacity,
         result_capacity,
         idle_permille,
@@ -134,7 +136,7 @@ fn params_match() {
         flags
     );
     size!(BalanceInitParams);
-    offset!(BalanceInitParams, work, counts, counters, tasks);
+    offset!(BalanceInitParams, work, counts, counters, tasks, root);
     size!(BalanceScanParams);
     offset!(
         BalanceScanParams,
@@ -155,6 +157,33 @@ fn params_match() {
         counters,
         tasks,
         stride
+    );
+    size!(WorldBody);
+    offset!(WorldBody, pose, nodes, positions, faces, base, leaves);
+    size!(WorldBodyBoxesParams);
+    offset!(WorldBodyBoxesParams, bodies, boxes, margin, count, total);
+    size!(WorldPairsParams);
+    offset!(
+        WorldPairsParams,
+        bodies,
+        boxes,
+        work,
+        counts,
+        counters,
+        count,
+        tasks,
+        stride
+    );
+    size!(WorldContactsParams);
+    offset!(
+        WorldContactsParams,
+        bodies,
+        counters,
+        pairs,
+        out,
+        count,
+        capacity,
+        test
     );
     size!(PairsOutParams);
     offset!(PairsOutParams, counters, pairs, status, out, capacity);

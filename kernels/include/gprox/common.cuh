@@ -19,6 +19,12 @@
 #define GPROX_KERNEL(name, Params) \
   extern "C" __global__ void __launch_bounds__(GPROX_MAX_BLOCK) name(const Params p)
 
+/// A kernel whose registers are budgeted for at least `min_blocks` resident blocks per
+/// multiprocessor (`__launch_bounds__(GPROX_MAX_BLOCK, min_blocks)`): the persistent traversal
+/// tasks, whose count comes from the occupancy.
+#define GPROX_KERNEL_OCCUPANCY(name, Params, min_blocks) \
+  extern "C" __global__ void __launch_bounds__(GPROX_MAX_BLOCK, min_blocks) name(const Params p)
+
 /// Largest block the kernels are written for (shared arrays are sized by it).
 #define GPROX_MAX_BLOCK 256
 

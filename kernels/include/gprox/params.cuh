@@ -147,6 +147,10 @@ struct TriPairParams {
 #define GPROX_BC_OUT 14
 /// counters[]: most work items left after a round.
 #define GPROX_BC_MAX_REMAINING 15
+/// counters[] (WORLD): body pairs the broad phase dealt into the queues, in the slot of REMAINING
+/// (the scan that follows the broad phase sets REMAINING to the same total, or leaves the count
+/// there when the queues overflowed).
+#define GPROX_BC_ROOTS GPROX_BC_REMAINING
 /// BalanceTraverseParams::flags: one tree against itself (node pair (i, i) = node i vs itself).
 #define GPROX_BALANCE_SELF 1u
 /// BalanceTraverseParams::flags: two boxes per node (t = 0 and t = 1); pairs are pruned only when
@@ -154,6 +158,10 @@ struct TriPairParams {
 #define GPROX_BALANCE_DUAL 2u
 /// BalanceTraverseParams::flags: drop leaf pairs whose faces share a vertex (`faces` is set).
 #define GPROX_BALANCE_SKIP_ADJACENT 4u
+/// BalanceTraverseParams::flags: a world of many bodies (`bodies`): node indices are world
+/// indices (a body's node i is base + i, its boxes the world's concatenated boxes), the work
+/// starts from the broad phase's body pairs, and leaf pairs are written as world node indices.
+#define GPROX_BALANCE_WORLD 16u
 /// BalanceTraverseParams::flags: early out. Leaf pairs get the filtered triangle test in the
 /// traversal: a certified intersection sets BC_FOUND and every task stops; certified separations
 /// are dropped; only undecided pairs reach the results.
@@ -176,12 +184,13 @@ struct BalanceTraverseParams {
   uint64_t counts;       ///< uint32_t[tasks]: items in each region (in/out)
   uint64_t results;      ///< uint32_t[2 * result_capacity] (out): (face a, face b)
   uint64_t counters;     ///< uint32_t[GPROX_BALANCE_COUNTERS]
+  uint64_t bodies;       ///< WORLD: const WorldBody[body_count], else 0
   Pose64 pose_a;         ///< ANY: world pose of A
   Pose64 pose_b;         ///< ANY: world pose of B
   double min_separation;     ///< DUAL: a gap counts only when it exceeds this (>= 0)
   uint32_t task_capacity;    ///< items one task's region holds (the allocation's stride)
   uint32_t headroom;         ///< a task's queue holds its share plus this (capped by the stride)
-  uint32_t pad;
+  uint32_t body_count;       ///< WORLD: bodies, else 0
   uint32_t local_capacity;   ///< shared-memory queue size (1..=GPROX_BALANCE_MAX_LOCAL)
   uint32_t result_capacity;  ///< pairs `results` holds
   uint32_t idle_permille;    ///< a task leaves when idle > active * idle_permille / 1000
@@ -191,6 +200,54 @@ struct BalanceTraverseParams {
   uint32_t flags;            ///< GPROX_BALANCE_*
 };
 
+/// One body of a world query: its resident tree and mesh, its pose, and where its nodes start in
+/// the world's node numbering (bodies sorted by `base`).
+struct WorldBody {
+  Pose64 pose;
+  uint64_t nodes;      ///< const BvhNode[2 * leaves - 1]
+  uint64_t positions;  ///< const float[3 * vertices]
+  uint64_t faces;      ///< const uint32_t[3 * leaves]
+  uint32_t base;       ///< world index of the body's node 0
+  uint32_t leaves;     ///< faces (>= 1)
+};
+
+/// gprox_world_body_boxes: the world box of every node of every body (one thread per node).
+struct WorldBodyBoxesParams {
+  uint64_t bodies;  ///< const WorldBody[count]
+  uint64_t boxes;   ///< Aabb[total] (out), by world index
+  double margin;    ///< half the query margin, on every side
+  uint32_t count;   ///< bodies
+  uint32_t total;   ///< nodes of all bodies
+};
+
+/// gprox_world_pairs: the broad phase on the device: every body pair (i < j) whose root boxes
+/// overlap becomes a work item (root of i, root of j), dealt round-robin into the task queues.
+struct WorldPairsParams {
+  uint64_t bodies;    ///< const WorldBody[count]
+  uint64_t boxes;     ///< const Aabb[]: world boxes by world index
+  uint64_t work;      ///< uint32_t[2 * tasks * stride] (out)
+  uint64_t counts;    ///< uint32_t[tasks] (in/out, zeroed by gprox_balance_init)
+  uint64_t counters;  ///< uint32_t[GPROX_BALANCE_COUNTERS]: ROOTS counted, OVERFLOW on no room
+  uint32_t count;     ///< bodies
+  uint32_t tasks;
+  uint32_t stride;  ///< capacity of a task's region
+  uint32_t pad;
+};
+
+/// gprox_world_contacts: a world traversal's leaf pairs (world node indices) turned into
+/// (body, face, body, face) records in host-mapped memory: the filtered triangle test drops
+/// certified separations and flags undecided pairs (GPROX_PAIR_UNDECIDED on the first face).
+struct WorldContactsParams {
+  uint64_t bodies;    ///< const WorldBody[count]
+  uint64_t counters;  ///< uint32_t[GPROX_BALANCE_COUNTERS]: RESULTS read, OUT counted
+  uint64_t pairs;     ///< const uint32_t[2 * capacity]: leaf pairs, world node indices
+  uint64_t out;       ///< uint32_t[GPROX_BALANCE_COUNTERS + 4 * capacity] (out, host-mapped)
+  uint32_t count;     ///< bodies
+  uint32_t capacity;  ///< pairs `pairs` holds
+  uint32_t test;      ///< 1: triangle test; 0: every pair undecided (a margin: the host decides)
+  uint32_t pad;
+};
+
 /// gprox_balance_init: the first round's queues (the root pair in task 0) and zeroed counters,
 /// written on the device.
 struct BalanceInitParams {
@@ -198,7 +255,7 @@ struct BalanceInitParams {
   uint64_t counts;    ///< uint32_t[tasks] (out)
   uint64_t counters;  ///< uint32_t[GPROX_BALANCE_COUNTERS] (out)
   uint32_t tasks;
-  uint32_t pad;
+  uint32_t root;  ///< 1: the root pair in task 0; 0: empty queues (a broad phase fills them)
 };
 
 /// gprox_balance_scan (one block): prefix sum of the queue sizes, the even shares, and the
