@@ -21,6 +21,9 @@ pub enum Error {
     /// A self-collision query on a tree that does not fit its mesh.
     #[error(transparent)]
     SelfCollide(#[from] gprox_query::self_collide::SelfCollideError),
+    /// Bad distance options or inconsistent distance input.
+    #[error(transparent)]
+    Distance(#[from] gprox_query::distance::DistanceError),
     /// A failure on the CUDA (or emulated CUDA) backend, including "no driver / no device /
     /// no device code" when opening it.
     #[error(transparent)]

@@ -3,7 +3,8 @@
 use std::sync::{Arc, Mutex, OnceLock};
 
 use glam::Vec3;
-use gprox_bvh::{lbvh, refit, refit_plan::MeshRefitPlan, Bvh};
+use gprox_bvh::{bv_tree::BvTree, lbvh, refit, refit_plan::MeshRefitPlan, rss::Rss, Bvh};
+use gprox_cuda::distance::ResidentDistanceMesh;
 use gprox_cuda::{Device, ResidentMesh};
 use gprox_geometry::TriMesh;
 
@@ -44,6 +45,10 @@ pub struct Model {
     version: u64,
     /// The device copy (one device at a time).
     resident: Mutex<Option<Resident>>,
+    /// The RSS tree of distance queries, built on first use, with the version it was built at.
+    distance_tree: Mutex<Option<(u64, Arc<BvTree<Rss>>)>>,
+    /// The distance query's device copy (wide RSS tree and mesh): device, version, copy.
+    resident_distance: Mutex<Option<(u64, u64, Arc<ResidentDistanceMesh>)>>,
 }
 
 /// A model's copy on one device, at one version of its positions.
@@ -64,6 +69,8 @@ impl Clone for Model {
             plan: self.plan.clone(),
             version: self.version,
             resident: Mutex::new(None),
+            distance_tree: Mutex::new(None),
+            resident_distance: Mutex::new(None),
         }
     }
 }
@@ -179,6 +186,42 @@ impl Model {
         Ok(mesh)
     }
 
+    /// The RSS tree of distance queries over the current positions: built on first use and
+    /// rebuilt after the positions moved (distance needs tight oriented volumes, which a refit
+    /// of the LBVH's boxes does not give).
+    pub(crate) fn distance_tree(&self) -> Arc<BvTree<Rss>> {
+        let mut slot = self.distance_tree.lock().unwrap_or_else(|e| e.into_inner());
+        match slot.as_ref() {
+            Some((v, t)) if *v == self.version => t.clone(),
+            _ => {
+                let t = Arc::new(BvTree::<Rss>::build(&self.mesh));
+                *slot = Some((self.version, t.clone()));
+                t
+            }
+        }
+    }
+
+    /// The distance query's copy on `device` (8-wide RSS tree and mesh), current with the
+    /// positions: made on first use and after the positions moved.
+    pub(crate) fn resident_distance(
+        &self,
+        device: &Device,
+    ) -> Result<Arc<ResidentDistanceMesh>, Error> {
+        let mut slot = self
+            .resident_distance
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some((d, v, r)) = slot.as_ref() {
+            if *d == device.id() && *v == self.version {
+                return Ok(r.clone());
+            }
+        }
+        let tree = self.distance_tree();
+        let r = Arc::new(ResidentDistanceMesh::new(device, &self.mesh, &tree)?);
+        *slot = Some((device.id(), self.version, r.clone()));
+        Ok(r)
+    }
+
     /// Pairs a mesh with a tree the caller knows was built for it (a device build).
     pub(crate) fn from_trusted(mesh: TriMesh, bvh: Bvh) -> Self {
         Self {
@@ -189,6 +232,8 @@ impl Model {
             plan: None,
             version: 0,
             resident: Mutex::new(None),
+            distance_tree: Mutex::new(None),
+            resident_distance: Mutex::new(None),
         }
     }
 

@@ -229,3 +229,50 @@ fn self_collision_of_a_resident_model() {
         "{used:?}"
     );
 }
+
+/// Distance on resident models: the CPU's distance and bounds (the closest points may belong to
+/// another of several tied pairs, but lie at that distance), one synchronisation and nothing
+/// uploaded or allocated when warm.
+#[test]
+fn distance_of_resident_models() {
+    use gprox::query::distance::DistanceOptions;
+    let cpu = Context::new(Backend::Cpu).unwrap();
+    let emu = Context::new(Backend::Emulated).unwrap();
+    let (ma, mb) = (
+        torus(1.0, 0.3, 32, 16).unwrap(),
+        torus(0.7, 0.2, 24, 12).unwrap(),
+    );
+    let (ca, cb) = (
+        cpu.model(ma.clone()).unwrap(),
+        cpu.model(mb.clone()).unwrap(),
+    );
+    let (ea, eb) = (emu.model(ma).unwrap(), emu.model(mb).unwrap());
+    let opts = DistanceOptions::default();
+    for (k, x) in [3.0f32, 2.2, 1.3, 0.35].into_iter().enumerate() {
+        let pose =
+            Affine3A::from_translation(Vec3::new(x, 0.1, 0.05)) * Affine3A::from_rotation_x(1.2);
+        let want = cpu
+            .distance(&ca, &Affine3A::IDENTITY, &cb, &pose, &opts)
+            .unwrap();
+        let (got, used) = ops(&emu, || {
+            emu.distance(&ea, &Affine3A::IDENTITY, &eb, &pose, &opts)
+                .unwrap()
+        });
+        assert_eq!(
+            (got.distance, got.lower, got.upper),
+            (want.distance, want.lower, want.upper),
+            "x = {x}"
+        );
+        assert!(
+            (got.point_a.distance(got.point_b) - got.distance).abs()
+                <= 1e-12 * (1.0 + got.distance)
+        );
+        if k > 0 {
+            assert_eq!(
+                (used.syncs, used.allocations, used.h2d_bytes),
+                (1, 0, 0),
+                "{used:?}"
+            );
+        }
+    }
+}

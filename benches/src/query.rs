@@ -7,7 +7,7 @@ use gprox::geometry::scene::{QueryKind, Scene};
 use gprox::query::broad_phase::{try_collide_many, try_collide_many_any};
 use gprox::query::ccd::{ccd_self_with_bvh, CcdOptions};
 use gprox::query::collide::{CollideOptions, CollisionObject};
-use gprox::query::distance::{distance, DistanceObject, DistanceOptions};
+use gprox::query::distance::{distance, DistanceObject, DistanceOptions, DistanceResult};
 use gprox::query::penetration::penetration;
 use gprox::query::self_collide::{self_collide_cached, SelfCullCache, Topology};
 use gprox::{Context, Model};
@@ -44,15 +44,19 @@ pub(crate) fn distance_frame(
         pose: scene.pose64(f, b),
     };
     let r = distance(&oa, &ob, &DistanceOptions::default())?;
-    let rec = FrameRecord {
+    Ok((distance_record(f, &r), r.distance.to_bits()))
+}
+
+/// The frame record of a distance answer.
+fn distance_record(f: usize, r: &DistanceResult) -> FrameRecord {
+    FrameRecord {
         frame: f,
         distance: Some(r.distance),
         p1: Some(r.point_a.to_array()),
         p2: Some(r.point_b.to_array()),
         collide: Some(r.distance == 0.0),
         ..Default::default()
-    };
-    Ok((rec, r.distance.to_bits()))
+    }
 }
 
 /// One-off setup of a single-object target (self-collision, CCD): the mesh's adjacency and the
@@ -121,6 +125,22 @@ pub(crate) fn query_frame(
     }
     if target.kind == QueryKind::Penetration {
         return penetration_frame(scene, target, f, models, slot_of);
+    }
+    if target.kind == QueryKind::Distance {
+        // Device backends (the CPU's distance runs on the trees of `distance_frame`).
+        let &[a, b] = target
+            .pairs
+            .first()
+            .context("distance target without a pair")?;
+        let (ma, mb) = (&models[slot_of(a)?], &models[slot_of(b)?]);
+        let r = ctx.distance(
+            ma,
+            &scene.pose(f, a),
+            mb,
+            &scene.pose(f, b),
+            &DistanceOptions::default(),
+        )?;
+        return Ok((distance_record(f, &r), r.distance.to_bits()));
     }
     if target.all_pairs {
         return all_pairs_frame(ctx, scene, target, f, models, slot_of, opts);

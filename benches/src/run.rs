@@ -30,13 +30,10 @@ pub struct Target {
 }
 
 impl Target {
-    /// Whether `backend` can run this target (distance, penetration and CCD: CPU only in the
-    /// harness so far; collision, collide-any, self-collision and `"all"` targets everywhere).
+    /// Whether `backend` can run this target (penetration and CCD: CPU only in the harness so
+    /// far; collision, collide-any, self-collision, distance and `"all"` targets everywhere).
     pub fn runs_on(&self, backend: gprox::Backend) -> bool {
-        let cpu_only = matches!(
-            self.kind,
-            QueryKind::Distance | QueryKind::Penetration | QueryKind::Ccd
-        );
+        let cpu_only = matches!(self.kind, QueryKind::Penetration | QueryKind::Ccd);
         !cpu_only || backend == gprox::Backend::Cpu
     }
 }
@@ -183,7 +180,9 @@ pub fn run_target(
     let mut models: Vec<Model> = Vec::new();
     let mut topology = None;
     let mut trees: Vec<BvTree<Rss>> = Vec::new();
-    let is_distance = target.kind == QueryKind::Distance;
+    // Distance on the CPU runs on RSS trees built here (timed as the build); device backends go
+    // through `Context::distance`, whose models keep their own distance trees.
+    let is_distance = target.kind == QueryKind::Distance && ctx.backend() == gprox::Backend::Cpu;
     if is_distance {
         if let Some(&o) = reps.iter().find(|&&o| scene.is_deforming(o)) {
             anyhow::bail!(
@@ -317,6 +316,18 @@ pub fn run_target(
         pair_hashes: hashes,
         triangles,
     })
+}
+
+/// Whether two frame records of different backends give the same answer: [`same_result`]
+/// except the closest points, which may be any of several triangle pairs tied at the minimum
+/// distance (the distance itself must be equal).
+pub fn same_answer(a: &FrameRecord, b: &FrameRecord) -> bool {
+    let points_free = |r: &FrameRecord| FrameRecord {
+        p1: None,
+        p2: None,
+        ..r.clone()
+    };
+    same_result(&points_free(a), &points_free(b))
 }
 
 /// Whether two frame records hold the same result (timings ignored).
