@@ -7,9 +7,10 @@ use gprox_cuda::{Device, DeviceOps, GpuCollideOptions, ResidentObject};
 use gprox_geometry::transform::Pose64;
 use gprox_geometry::TriMesh;
 use gprox_query::broad_phase::{try_collide_many, ManyContacts};
+use gprox_query::ccd::{ccd_self_with_bvh, CcdOptions, MeshCcd};
 use gprox_query::collide::{self, CollideOptions};
 use gprox_query::distance::{distance, DistanceObject, DistanceOptions, DistanceResult};
-use gprox_query::self_collide::{self_collide, Topology};
+use gprox_query::self_collide::self_collide;
 
 use crate::{Error, Model};
 
@@ -253,9 +254,54 @@ impl Context {
         }
     }
 
+    /// Continuous self-collision of `model` moving linearly from its current positions to
+    /// `end` (one per vertex) over a step: every vertex–face and edge–edge contact of
+    /// non-adjacent features with a certified lower bound of its time of impact (never later
+    /// than the truth), and the earliest. On a device the end positions are the only upload
+    /// and the candidates come back after one synchronisation; the elementary tests run on the
+    /// host (the same certified solver as the CPU), so the answers are identical.
+    ///
+    /// ```
+    /// use gprox::{geometry::TriMesh, query::ccd::CcdOptions, Backend, Context};
+    /// use glam::Vec3;
+    /// // Two separate triangles; the second drops through the first.
+    /// let p = vec![Vec3::ZERO, Vec3::X, Vec3::Y,
+    ///              Vec3::new(0.2, 0.2, 1.0), Vec3::new(1.2, 0.2, 1.0), Vec3::new(0.2, 1.2, 1.0)];
+    /// let ctx = Context::new(Backend::Cpu).unwrap();
+    /// let m = ctx.model(TriMesh::new(p.clone(), vec![[0, 1, 2], [3, 4, 5]]).unwrap()).unwrap();
+    /// let end: Vec<Vec3> = p.iter().enumerate()
+    ///     .map(|(i, &v)| if i >= 3 { v - 2.0 * Vec3::Z } else { v }).collect();
+    /// let r = ctx.ccd_self(&m, &end, &CcdOptions::default()).unwrap();
+    /// let toi = r.earliest.unwrap();
+    /// assert!(toi.t_lo <= 0.5 && toi.t_lo > 0.49);
+    /// ```
+    pub fn ccd_self(
+        &self,
+        model: &Model,
+        end: &[Vec3],
+        opts: &CcdOptions,
+    ) -> Result<MeshCcd, Error> {
+        match &self.device {
+            None => Ok(ccd_self_with_bvh(
+                model.mesh(),
+                end,
+                model.topology(),
+                model.bvh(),
+                opts,
+            )?),
+            Some(d) => {
+                let r = model.resident(d)?;
+                let balance = gprox_cuda::BalanceOptions::default();
+                let (ccd, _) =
+                    d.ccd_self_resident(&r, model.mesh(), end, model.topology(), opts, &balance)?;
+                Ok(ccd)
+            }
+        }
+    }
+
     /// Every intersecting pair of faces of `model` that share no vertex (`[a, b]`, `a < b`,
-    /// sorted): the model's self-collision, exact, none missed. On the CPU the mesh adjacency is
-    /// computed for the call (normal-cone culling included); on a device the resident tree is
+    /// sorted): the model's self-collision, exact, none missed (the model keeps its face
+    /// adjacency). On the CPU with normal-cone culling; on a device the resident tree is
     /// traversed against itself with one host synchronisation.
     ///
     /// ```
@@ -270,11 +316,7 @@ impl Context {
     /// ```
     pub fn self_collide(&self, model: &Model) -> Result<Vec<[u32; 2]>, Error> {
         match &self.device {
-            None => {
-                let mesh = model.mesh();
-                let topology = Topology::new(mesh.faces(), mesh.vertex_count());
-                Ok(self_collide(mesh, model.bvh(), &topology, None)?.pairs)
-            }
+            None => Ok(self_collide(model.mesh(), model.bvh(), model.topology(), None)?.pairs),
             Some(d) => {
                 let r = model.resident(d)?;
                 let balance = gprox_cuda::BalanceOptions::default();

@@ -24,6 +24,9 @@ pub enum Error {
     /// Bad distance options or inconsistent distance input.
     #[error(transparent)]
     Distance(#[from] gprox_query::distance::DistanceError),
+    /// Inconsistent continuous-collision input (end positions, options).
+    #[error(transparent)]
+    Ccd(#[from] gprox_query::ccd::CcdError),
     /// A failure on the CUDA (or emulated CUDA) backend, including "no driver / no device /
     /// no device code" when opening it.
     #[error(transparent)]

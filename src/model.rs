@@ -7,6 +7,7 @@ use gprox_bvh::{bv_tree::BvTree, lbvh, refit, refit_plan::MeshRefitPlan, rss::Rs
 use gprox_cuda::distance::ResidentDistanceMesh;
 use gprox_cuda::{Device, ResidentMesh};
 use gprox_geometry::TriMesh;
+use gprox_query::self_collide::Topology;
 
 use crate::Error;
 
@@ -49,6 +50,8 @@ pub struct Model {
     distance_tree: Mutex<Option<(u64, Arc<BvTree<Rss>>)>>,
     /// The distance query's device copy (wide RSS tree and mesh): device, version, copy.
     resident_distance: Mutex<Option<(u64, u64, Arc<ResidentDistanceMesh>)>>,
+    /// Adjacency of the faces (self-collision and CCD), made on first use.
+    topology: OnceLock<Topology>,
 }
 
 /// A model's copy on one device, at one version of its positions.
@@ -71,6 +74,7 @@ impl Clone for Model {
             resident: Mutex::new(None),
             distance_tree: Mutex::new(None),
             resident_distance: Mutex::new(None),
+            topology: self.topology.clone(),
         }
     }
 }
@@ -186,6 +190,13 @@ impl Model {
         Ok(mesh)
     }
 
+    /// The adjacency of the mesh's faces (shared vertices and edges), made on first use: what
+    /// self-collision and CCD need besides the tree.
+    pub fn topology(&self) -> &Topology {
+        self.topology
+            .get_or_init(|| Topology::new(self.mesh.faces(), self.mesh.vertex_count()))
+    }
+
     /// The RSS tree of distance queries over the current positions: built on first use and
     /// rebuilt after the positions moved (distance needs tight oriented volumes, which a refit
     /// of the LBVH's boxes does not give).
@@ -234,6 +245,7 @@ impl Model {
             resident: Mutex::new(None),
             distance_tree: Mutex::new(None),
             resident_distance: Mutex::new(None),
+            topology: OnceLock::new(),
         }
     }
 

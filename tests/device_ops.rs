@@ -276,3 +276,42 @@ fn distance_of_resident_models() {
         }
     }
 }
+
+/// Self CCD of a resident deforming model (two interlocked tori merged into one mesh, the second
+/// sliding through the first): the CPU's contacts and earliest time of impact; a warm step
+/// uploads only its end positions and synchronises once.
+#[test]
+fn self_ccd_of_a_resident_model() {
+    use gprox::geometry::TriMesh;
+    use gprox::query::ccd::CcdOptions;
+    let a = torus(1.0, 0.3, 16, 8).unwrap();
+    let place = |x: f32| {
+        let pose = Affine3A::from_translation(Vec3::new(x, 0.0, 0.0)) * interlocked();
+        let mut p = a.positions().to_vec();
+        p.extend(a.positions().iter().map(|&v| pose.transform_point3(v)));
+        p
+    };
+    let n = a.positions().len() as u32;
+    let mut faces = a.faces().to_vec();
+    faces.extend(a.faces().iter().map(|f| f.map(|v| v + n)));
+    let mesh = TriMesh::new(place(0.0), faces).unwrap();
+    let cpu = Context::new(Backend::Cpu).unwrap();
+    let emu = Context::new(Backend::Emulated).unwrap();
+    let (mut cm, mut em) = (cpu.model(mesh.clone()).unwrap(), emu.model(mesh).unwrap());
+    let opts = CcdOptions::default();
+    let mut hits = 0;
+    for step in 0..4 {
+        let (now, next) = (place(0.1 * step as f32), place(0.1 * (step + 1) as f32));
+        cpu.update(&mut cm, &now).unwrap();
+        emu.update(&mut em, &now).unwrap();
+        let want = cpu.ccd_self(&cm, &next, &opts).unwrap();
+        let (got, used) = ops(&emu, || emu.ccd_self(&em, &next, &opts).unwrap());
+        assert_eq!(got, want, "step {step}");
+        hits += usize::from(want.earliest.is_some());
+        if step > 0 {
+            assert_eq!((used.syncs, used.allocations), (1, 0), "{used:?}");
+            assert_eq!(used.h2d_bytes, 12 * next.len() as u64, "{used:?}");
+        }
+    }
+    assert!(hits > 0, "the tori cut through each other");
+}

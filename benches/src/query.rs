@@ -94,7 +94,11 @@ pub(crate) fn query_frame(
     if let (Some(o), Some(topo), QueryKind::Ccd) = (target.object, topology, &target.kind) {
         let m = &models[slot_of(o)?];
         let end = scene.positions(f + 1, o);
-        let r = ccd_self_with_bvh(m.mesh(), end, topo, m.bvh(), &CcdOptions::default())?;
+        let r = if ctx.backend() == gprox::Backend::Cpu {
+            ccd_self_with_bvh(m.mesh(), end, topo, m.bvh(), &CcdOptions::default())?
+        } else {
+            ctx.ccd_self(m, end, &CcdOptions::default())?
+        };
         let toi = r.earliest.map_or(1.0, |t| t.t_lo);
         let rec = FrameRecord {
             frame: f,

@@ -30,10 +30,10 @@ pub struct Target {
 }
 
 impl Target {
-    /// Whether `backend` can run this target (penetration and CCD: CPU only in the harness so
-    /// far; collision, collide-any, self-collision, distance and `"all"` targets everywhere).
+    /// Whether `backend` can run this target (penetration: CPU only so far; collision,
+    /// collide-any, self-collision, CCD, distance and `"all"` targets everywhere).
     pub fn runs_on(&self, backend: gprox::Backend) -> bool {
-        let cpu_only = matches!(self.kind, QueryKind::Penetration | QueryKind::Ccd);
+        let cpu_only = matches!(self.kind, QueryKind::Penetration);
         !cpu_only || backend == gprox::Backend::Cpu
     }
 }

@@ -10,17 +10,20 @@
 //! ownership, canonical point order) run on the host, so the result equals the CPU's mesh CCD
 //! over the same tree exactly.
 
-use gprox_bvh::{Bvh, BvhNode};
+use gprox_bvh::{Aabb, Bvh, BvhNode};
 use gprox_geometry::glam::Vec3;
+use gprox_geometry::transform::Pose64;
 use gprox_geometry::TriMesh;
 use gprox_query::ccd::{ccd_candidates, CcdMesh, CcdOptions, MeshCcd};
 use gprox_query::self_collide::Topology;
 
 use crate::balance::{BalanceOptions, BalanceStats, Traversal, NODE_BOX_STRIDE};
+use crate::collide::ResidentObject;
 use crate::device::{Device, DeviceBuffer};
 use crate::error::{CudaError, Result};
 use crate::lbvh::DeviceMesh;
 use crate::params::{BALANCE_DUAL, BALANCE_SELF};
+use crate::resident::ResidentMesh;
 use crate::self_collide::check_mesh_bvh;
 
 /// One moving mesh of a CCD query: positions at the start (the mesh's), at the end, its tree.
@@ -217,6 +220,80 @@ impl Device {
             topo: b_topo,
         };
         Ok((ccd_candidates(&ca, Some(&cb), &pairs, ccd)?, stats))
+    }
+}
+
+impl Device {
+    /// Self CCD of a [`ResidentMesh`] moving linearly from its current positions (`mesh` is its
+    /// host copy) to `end`: the end positions are the only upload; the end-of-step tree is the
+    /// resident tree's copy refit on the device, the candidates come back after one
+    /// synchronisation, and the elementary tests run on the host as in [`Device::ccd_self`].
+    /// Equals `gprox_query::ccd::ccd_self_with_bvh` over the resident tree.
+    pub fn ccd_self_resident(
+        &self,
+        resident: &ResidentMesh,
+        mesh: &TriMesh,
+        end: &[Vec3],
+        topo: &Topology,
+        ccd: &CcdOptions,
+        opts: &BalanceOptions,
+    ) -> Result<(MeshCcd, BalanceStats)> {
+        ResidentObject::new(resident, mesh, Pose64::IDENTITY).check("mesh")?;
+        if end.len() != mesh.vertex_count() || end.len() != resident.vertex_count() {
+            return Err(CudaError::VertexCountMismatch {
+                what: "mesh",
+                got: end.len(),
+                expected: mesh.vertex_count(),
+            });
+        }
+        if let Some(index) = end.iter().position(|p| !p.is_finite()) {
+            return Err(CudaError::NonFinitePosition {
+                what: "mesh",
+                frame: 1,
+                index,
+            });
+        }
+        if topo.face_count() != mesh.face_count() {
+            return Err(CudaError::InvalidBvh(format!(
+                "topology describes {} faces, the mesh has {}",
+                topo.face_count(),
+                mesh.face_count()
+            )));
+        }
+        let n = resident.leaf_count();
+        let mut pairs = Vec::new();
+        let mut stats = BalanceStats::default();
+        if n >= 2 {
+            let flat: &[f32] = bytemuck::cast_slice(end);
+            let mut positions = self.lease::<DeviceBuffer<f32>>("ccd.end.positions", flat.len())?;
+            positions.write_prefix(flat)?;
+            let mut nodes =
+                self.lease::<DeviceBuffer<BvhNode>>("ccd.end.nodes", resident.nodes.len())?;
+            let boxes = self.lease::<DeviceBuffer<Aabb>>("ccd.end.boxes", n as usize)?;
+            resident.refit_copy(&positions, &mut nodes, &boxes)?;
+            let start = resident.nodes.device_ptr();
+            let t = Traversal {
+                nodes_a: start,
+                nodes_b: start,
+                boxes_a: [start, nodes.device_ptr()],
+                boxes_b: [start, nodes.device_ptr()],
+                box_stride: NODE_BOX_STRIDE,
+                leaves_a: n,
+                leaves_b: n,
+                faces: 0,
+                flags: BALANCE_SELF | BALANCE_DUAL,
+                // As the CPU: a negative (or NaN) separation counts as 0.
+                min_separation: ccd.min_separation.max(0.0),
+                triangles: None,
+                world: None,
+            };
+            let out = self.run_traversal(&t, opts)?;
+            pairs = out.pairs;
+            pairs.sort_unstable();
+            stats = out.stats;
+        }
+        let cm = CcdMesh { mesh, end, topo };
+        Ok((ccd_candidates(&cm, None, &pairs, ccd)?, stats))
     }
 }
 

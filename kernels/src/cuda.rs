@@ -177,6 +177,23 @@ impl CudaBackend {
             .map_err(self.err("memcpy htod"))
     }
 
+    /// Copies the first `bytes` bytes of `src` into `dst` on the stream.
+    pub(crate) fn copy_dtod(
+        &self,
+        src: &CudaSlice<u8>,
+        dst: &mut CudaSlice<u8>,
+        bytes: usize,
+    ) -> Result<()> {
+        if bytes == 0 {
+            return Ok(());
+        }
+        let from = src.slice(0..bytes);
+        let mut to = dst.slice_mut(0..bytes);
+        self.stream
+            .memcpy_dtod(&from, &mut to)
+            .map_err(self.err("memcpy dtod"))
+    }
+
     pub(crate) fn synchronize(&self) -> Result<()> {
         self.stream.synchronize().map_err(self.err("synchronize"))
     }

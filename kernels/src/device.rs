@@ -270,6 +270,37 @@ impl Device {
         }
     }
 
+    /// Copies `src` into the start of `dst` on the device (no host transfer; counted as a launch,
+    /// the stream operation it is).
+    pub fn copy_into<T: Pod>(
+        &self,
+        src: &DeviceBuffer<T>,
+        dst: &mut DeviceBuffer<T>,
+    ) -> Result<()> {
+        if src.len() > dst.len() {
+            return Err(CudaError::LengthMismatch {
+                device: dst.len(),
+                host: src.len(),
+            });
+        }
+        self.ops.launch();
+        match (&src.inner, &mut dst.inner) {
+            (Inner::Host(s), Inner::Host(d)) => {
+                // SAFETY: two distinct live allocations (one is borrowed mutably), `src.len()`
+                // Pod elements fit both.
+                unsafe { std::ptr::copy_nonoverlapping(s.ptr.as_ptr(), d.ptr.as_ptr(), src.len) };
+                Ok(())
+            }
+            (Inner::Cuda(s, c), Inner::Cuda(d, _)) => {
+                c.copy_dtod(s, d, src.len * std::mem::size_of::<T>())
+            }
+            _ => Err(CudaError::LengthMismatch {
+                device: dst.len(),
+                host: src.len(),
+            }),
+        }
+    }
+
     /// Page-locked host memory of `len` elements that kernels write directly (mapped into the
     /// device's address space): results reach the host without a copy, and the host reads them
     /// after one synchronisation. Contents start zeroed.

@@ -64,7 +64,24 @@ impl Device {
 
     /// The box of every face of `m` into `boxes` (at least `m.face_count` entries).
     pub(crate) fn prim_boxes_into(&self, m: &DeviceMesh, boxes: &DeviceBuffer<Aabb>) -> Result<()> {
-        let n = m.face_count as usize;
+        self.prim_boxes_at(
+            m.positions.device_ptr(),
+            m.faces.device_ptr(),
+            m.face_count,
+            boxes,
+        )
+    }
+
+    /// The box of each of `count` faces (`faces`: device address of `u32[3 count]`) over the
+    /// packed f32 `positions` (a device address) into `boxes`.
+    pub(crate) fn prim_boxes_at(
+        &self,
+        positions: u64,
+        faces: u64,
+        count: u32,
+        boxes: &DeviceBuffer<Aabb>,
+    ) -> Result<()> {
+        let n = count as usize;
         if n > boxes.len() {
             return Err(CudaError::LengthMismatch {
                 device: boxes.len(),
@@ -73,13 +90,14 @@ impl Device {
         }
         if n > 0 {
             let p = PrimBoxesParams {
-                positions: m.positions.device_ptr(),
-                faces: m.faces.device_ptr(),
+                positions,
+                faces,
                 boxes: boxes.device_ptr(),
-                count: m.face_count,
+                count,
                 pad: 0,
             };
-            // SAFETY: positions/faces hold the validated mesh, boxes has n entries.
+            // SAFETY: the caller's positions/faces hold a validated mesh of `count` faces,
+            // boxes has at least `count` entries.
             unsafe { self.launch(Kernel::PrimBoxes, self.blocks_for(n), self.block_size(), &p)? };
         }
         Ok(())

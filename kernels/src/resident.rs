@@ -114,6 +114,38 @@ impl ResidentMesh {
         )
     }
 
+    /// The tree's nodes with their boxes refit to `positions` (a device buffer of this mesh's
+    /// vertex count, packed f32) into `nodes` (at least as many as the tree's), using `boxes`
+    /// (at least one per face) for the face boxes: the end-of-step tree of CCD. The resident
+    /// tree is left as it is.
+    pub(crate) fn refit_copy(
+        &self,
+        positions: &DeviceBuffer<f32>,
+        nodes: &mut DeviceBuffer<BvhNode>,
+        boxes: &DeviceBuffer<Aabb>,
+    ) -> Result<()> {
+        if positions.len() < 3 * self.vertices {
+            return Err(CudaError::LengthMismatch {
+                device: positions.len(),
+                host: 3 * self.vertices,
+            });
+        }
+        self.device.copy_into(&self.nodes, nodes)?;
+        self.device.prim_boxes_at(
+            positions.device_ptr(),
+            self.mesh.faces.device_ptr(),
+            self.mesh.face_count,
+            boxes,
+        )?;
+        self.device
+            .refit_with_flags(nodes, &self.parents, boxes, &self.refit_flags, self.leaves)
+    }
+
+    /// Vertices of the mesh.
+    pub fn vertex_count(&self) -> usize {
+        self.vertices
+    }
+
     /// The tree's nodes as they are on the device (a download; for tests and inspection).
     pub fn nodes(&self) -> Result<Vec<BvhNode>> {
         self.nodes.download()
