@@ -1,6 +1,8 @@
 //! The facade: backends agree with each other and with the exact brute-force oracle; errors
 //! are typed.
 
+#[path = "common/device.rs"]
+mod device;
 #[path = "common/gen.rs"]
 mod gen;
 #[path = "common/oracle.rs"]
@@ -34,11 +36,12 @@ proptest! {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
-    /// The CUDA kernels (through the host emulator) give the CPU's pair sets and trees.
+    /// The CUDA kernels (through the host emulator, or on CUDA device 0 with
+    /// `GPROX_TEST_DEVICE=cuda`) give the CPU's pair sets and trees.
     #[test]
     fn emulated_matches_cpu((ma, pa, mb, pb) in gen::mesh_pair_case()) {
         let cpu = Context::new(Backend::Cpu).unwrap();
-        let emu = Context::new(Backend::Emulated).unwrap();
+        let emu = Context::new(device::test_backend()).unwrap();
         let (ca, cb) = (cpu.model(ma.clone()).unwrap(), cpu.model(mb.clone()).unwrap());
         let (ea, eb) = (emu.model(ma).unwrap(), emu.model(mb).unwrap());
         prop_assert_eq!(&ca.bvh().nodes, &ea.bvh().nodes);

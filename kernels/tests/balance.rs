@@ -1,4 +1,5 @@
-//! The balanced BVTT traversal (gProximity §3.3, `balance.cu`) run through the emulator for
+//! The balanced BVTT traversal (gProximity §3.3, `balance.cu`) run on the test device
+//! (`Device::for_tests()`: the emulator, or CUDA device 0 with `GPROX_TEST_DEVICE=cuda`) for
 //! inter-object collision, self-collision and CCD candidates, against the CPU backend and
 //! brute-force oracles — with default queues and with tiny ones that force spilling into global
 //! memory, full queues and many rebalancing rounds.
@@ -180,7 +181,7 @@ proptest! {
         pb in common::pose(),
         opts in balance_opts(),
     ) {
-        let d = Device::emulated();
+        let d = Device::for_tests();
         let (gpu, stats) = collide(&d, &a, pa, &b, pb, &opts);
         prop_assert_eq!(&gpu, &common::brute_force_pairs(&a, &pa, &b, &pb));
         prop_assert_eq!(&gpu, &cpu_collide(&a, pa, &b, pb));
@@ -192,7 +193,7 @@ proptest! {
         m in common::mesh(30),
         opts in balance_opts(),
     ) {
-        let d = Device::emulated();
+        let d = Device::for_tests();
         let bvh = lbvh::build(&m);
         let gpu = d.self_collide(&m, &bvh, &opts).unwrap();
         let topo = Topology::new(m.faces(), m.vertex_count());
@@ -208,7 +209,7 @@ proptest! {
         opts in balance_opts(),
         sep in separation(),
     ) {
-        let d = Device::emulated();
+        let d = Device::for_tests();
         let bvh = swept_bvh(&m, &end);
         let mm = MovingMesh { mesh: &m, end: &end, bvh: &bvh };
         // Candidates: the same oriented pairs as the CPU's self traversal with the same test,
@@ -267,7 +268,7 @@ proptest! {
         opts in balance_opts(),
         sep in separation(),
     ) {
-        let d = Device::emulated();
+        let d = Device::for_tests();
         let (ba, bb) = (swept_bvh(&a, &a_end), swept_bvh(&b, &b_end));
         let ma = MovingMesh { mesh: &a, end: &a_end, bvh: &ba };
         let mb = MovingMesh { mesh: &b, end: &b_end, bvh: &bb };
@@ -309,7 +310,7 @@ fn crossed_sheets(n: u32) -> TriMesh {
 
 #[test]
 fn tiny_queues_spill_and_rebalance_many_rounds() {
-    let d = Device::emulated();
+    let d = Device::for_tests();
     // Collision: two sheets crossing along a line.
     let a = common::sheet(6);
     let upright = Pose64::from_affine(
@@ -397,7 +398,7 @@ fn tiny_queues_spill_and_rebalance_many_rounds() {
 
 #[test]
 fn idle_threshold_zero_makes_tasks_leave_early() {
-    let d = Device::emulated();
+    let d = Device::for_tests();
     let m = crossed_sheets(4);
     let bvh = lbvh::build(&m);
     let opts = BalanceOptions {
@@ -422,7 +423,7 @@ fn idle_threshold_zero_makes_tasks_leave_early() {
 
 #[test]
 fn invalid_inputs_are_typed_errors() {
-    let d = Device::emulated();
+    let d = Device::for_tests();
     let m = common::sheet(2);
     let bvh = lbvh::build(&m);
     for opts in [

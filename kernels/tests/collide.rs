@@ -1,6 +1,7 @@
-//! The collision kernels (world boxes, BVTT traversal, filtered triangle-pair test), run through
-//! the emulator, against the CPU backend (`gprox_query::collide::collide_all`) and against a
-//! brute-force oracle over all face pairs with the exact `triangles_intersect`.
+//! The collision kernels (world boxes, BVTT traversal, filtered triangle-pair test), run on the
+//! test device (`Device::for_tests()`: the emulator, or CUDA device 0 with
+//! `GPROX_TEST_DEVICE=cuda`), against the CPU backend (`gprox_query::collide::collide_all`) and
+//! against a brute-force oracle over all face pairs with the exact `triangles_intersect`.
 
 mod common;
 
@@ -66,7 +67,7 @@ proptest! {
         pb in common::pose(),
         capacity in prop_oneof![Just(1usize), Just(7), Just(1 << 14)],
     ) {
-        let d = Device::emulated();
+        let d = Device::for_tests();
         let opts = GpuCollideOptions { margin: 0.0, initial_capacity: capacity };
         let gpu = gpu_pairs(&d, &a, pa, &b, pb, opts);
         prop_assert_eq!(&gpu, &common::brute_force_pairs(&a, &pa, &b, &pb));
@@ -89,7 +90,7 @@ proptest! {
         pb in common::pose(),
         margin in prop_oneof![Just(0.01f64), Just(0.25), 0.0f64..0.5],
     ) {
-        let d = Device::emulated();
+        let d = Device::for_tests();
         let opts = GpuCollideOptions { margin, initial_capacity: 3 };
         prop_assert_eq!(gpu_pairs(&d, &a, pa, &b, pb, opts), cpu_pairs(&a, pa, &b, pb, margin));
     }
@@ -100,7 +101,7 @@ fn capacity_one_grows_and_loses_nothing() {
     // Two sheets crossing at right angles along a line: many touching and crossing pairs, and
     // a coplanar copy (every pair undecided by the filters, finished exactly on the host).
     let a = common::sheet(8);
-    let d = Device::emulated();
+    let d = Device::for_tests();
     let upright = Pose64::from_affine(&Affine3A::from_rotation_x(std::f32::consts::FRAC_PI_2));
     for pb in [upright, Pose64::IDENTITY] {
         let small = GpuCollideOptions {
@@ -131,7 +132,7 @@ fn capacity_one_grows_and_loses_nothing() {
 fn invalid_inputs_are_typed_errors() {
     let a = common::sheet(2);
     let bvh = lbvh::build(&a);
-    let d = Device::emulated();
+    let d = Device::for_tests();
     let o = CollisionObject {
         mesh: &a,
         bvh: &bvh,

@@ -1,4 +1,6 @@
-//! Device selection and the embedded device code: typed errors instead of panics.
+//! Device selection and the embedded device code: typed errors instead of panics. Launch checks
+//! and buffer round trips run on the test device (`Device::for_tests()`: the emulator, or CUDA
+//! device 0 with `GPROX_TEST_DEVICE=cuda`).
 
 use gprox_cuda::{CudaError, Device, Kernel, FATBIN, HAS_DEVICE_CODE};
 
@@ -49,8 +51,8 @@ fn absurd_device_index_is_a_typed_error() {
 }
 
 #[test]
-fn emulated_launch_rejects_bad_configuration() {
-    let d = Device::emulated();
+fn launch_rejects_bad_configuration() {
+    let d = Device::for_tests();
     let p = gprox_cuda::params::PrimBoxesParams {
         positions: 0,
         faces: 0,
@@ -74,7 +76,7 @@ fn emulated_launch_rejects_bad_configuration() {
 
 #[test]
 fn buffers_round_trip() {
-    let d = Device::emulated();
+    let d = Device::for_tests();
     let mut b = d.upload(&[1u64, 2, 3]).unwrap();
     assert_eq!(b.download().unwrap(), vec![1, 2, 3]);
     b.write(&[4, 5, 6]).unwrap();

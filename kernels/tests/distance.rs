@@ -1,6 +1,7 @@
 //! The distance kernels (level-synchronous 8-wide RSS traversal, min-reductions, triangle
-//! distance), run through the emulator, against the CPU backend (`gprox_query::distance`) and a
-//! brute-force minimum over all face pairs with `gprox_geometry::tri_distance::triangle_distance`.
+//! distance), run on the test device (`Device::for_tests()`: the emulator, or CUDA device 0 with
+//! `GPROX_TEST_DEVICE=cuda`), against the CPU backend (`gprox_query::distance`) and a brute-force
+//! minimum over all face pairs with `gprox_geometry::tri_distance::triangle_distance`.
 
 mod common;
 
@@ -63,7 +64,7 @@ fn run(a: &TriMesh, pa: Pose64, b: &TriMesh, pb: Pose64, opts: GpuDistanceOption
         tree: &tb,
         pose: pb,
     };
-    let gpu = Device::emulated().distance(&oa, &ob, &opts).unwrap();
+    let gpu = Device::for_tests().distance(&oa, &ob, &opts).unwrap();
     let cpu_opts = DistanceOptions {
         abs_tol: opts.abs_tol,
         rel_tol: opts.rel_tol,
@@ -165,7 +166,7 @@ fn larger_meshes_grow_and_rerun() {
         initial_capacity: 1,
         ..GpuDistanceOptions::default()
     };
-    let (g, stats) = Device::emulated()
+    let (g, stats) = Device::for_tests()
         .distance_with_stats(&oa, &ob, &tiny)
         .unwrap();
     assert!(stats.reruns > 0, "{stats:?}");
@@ -177,7 +178,7 @@ fn larger_meshes_grow_and_rerun() {
     check_witness(&g, &a, &pa, &b, &pb);
     // Pruning works: far fewer triangle pairs than all of them.
     assert!(stats.leaf_pairs < (a.face_count() * b.face_count()) as u64 / 4);
-    let (g2, _) = Device::emulated()
+    let (g2, _) = Device::for_tests()
         .distance_with_stats(&oa, &ob, &GpuDistanceOptions::default())
         .unwrap();
     assert_eq!(g2.distance, g.distance);
@@ -248,7 +249,7 @@ fn bad_options_and_poses_are_errors() {
         tree: &t,
         pose: Pose64::IDENTITY,
     };
-    let d = Device::emulated();
+    let d = Device::for_tests();
     let bad = GpuDistanceOptions {
         rel_tol: f64::NAN,
         ..GpuDistanceOptions::default()
@@ -273,7 +274,7 @@ proptest! {
     fn min_reduction_finds_first_minimum(
         values in prop::collection::vec(prop_oneof![4 => 0.0f64..4.0, 1 => Just(1.0), 1 => Just(f64::INFINITY)], 1..300),
     ) {
-        let d = Device::emulated();
+        let d = Device::for_tests();
         let buf = d.upload(&values).unwrap();
         let (v, i) = d.min_reduce(&buf, values.len()).unwrap();
         let best = values.iter().copied().fold(f64::INFINITY, f64::min);

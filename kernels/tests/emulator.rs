@@ -1,5 +1,7 @@
 //! The emulator's portability layer keeps CUDA semantics: warp ballot and shuffles, the xor
-//! butterfly, shared memory with `__syncthreads`, over several blocks and block sizes.
+//! butterfly, shared memory with `__syncthreads`, over several blocks and block sizes. These
+//! tests are about the emulator and stay on it; the warp check also runs on CUDA device 0 with
+//! `GPROX_TEST_DEVICE=cuda`, to hold the expectations themselves to a real GPU.
 
 use gprox_cuda::params::SelftestParams;
 use gprox_cuda::{Device, Kernel};
@@ -17,9 +19,8 @@ fn expected(i: u32, block: u32) -> [u32; 5] {
     [ballot, shfl, down, warp_sum, block_sum]
 }
 
-#[test]
-fn warp_intrinsics_and_shared_memory() {
-    let d = Device::emulated();
+/// Runs the self-test kernel on `d` over several grids and block sizes and checks every value.
+fn check_warp_intrinsics(d: &Device) {
     for (grid, block) in [(1u32, 32u32), (3, 64), (2, 256)] {
         let count = grid * block;
         let out = d.alloc_zeros::<u32>(5 * count as usize).unwrap();
@@ -40,6 +41,24 @@ fn warp_intrinsics_and_shared_memory() {
             );
         }
     }
+}
+
+#[test]
+fn warp_intrinsics_and_shared_memory() {
+    check_warp_intrinsics(&Device::emulated());
+}
+
+/// The same expectations hold on a real GPU (`GPROX_TEST_DEVICE=cuda`): this checks the
+/// reference semantics the emulator is held to. Nothing more to run when the test device is the
+/// emulator itself.
+#[test]
+fn warp_intrinsics_on_the_test_device() {
+    let d = Device::for_tests();
+    if d.is_emulated() {
+        eprintln!("note: test device is the emulator (checked above); set GPROX_TEST_DEVICE=cuda");
+        return;
+    }
+    check_warp_intrinsics(&d);
 }
 
 #[test]

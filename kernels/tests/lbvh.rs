@@ -1,4 +1,5 @@
-//! The LBVH kernels, run through the emulator, against the CPU stages of `gprox_bvh::lbvh`:
+//! The LBVH kernels, run on the test device (`Device::for_tests()`: the emulator,
+//! or CUDA device 0 with `GPROX_TEST_DEVICE=cuda`), against the CPU stages of `gprox_bvh::lbvh`:
 //! same boxes, same Morton codes, same sorted order, same topology, bit-identical refit boxes,
 //! and a valid tree.
 
@@ -45,7 +46,7 @@ proptest! {
 
     #[test]
     fn stages_match_cpu(mesh in common::mesh(200)) {
-        let d = Device::emulated();
+        let d = Device::for_tests();
         let boxes = refit::triangle_aabbs(&mesh);
         let gpu_boxes = d.triangle_aabbs(&mesh).unwrap();
         prop_assert_eq!(bits_boxes(&gpu_boxes), bits_boxes(&boxes));
@@ -84,14 +85,14 @@ proptest! {
         ],
         0..700,
     )) {
-        let d = Device::emulated();
+        let d = Device::for_tests();
         prop_assert_eq!(d.sort_codes(&codes).unwrap(), lbvh::sort_codes(&codes));
     }
 }
 
 #[test]
 fn refit_follows_moved_boxes() {
-    let d = Device::emulated();
+    let d = Device::for_tests();
     let mut boxes: Vec<Aabb> = (0..50)
         .map(|i| Aabb {
             min: [i as f32; 3],
@@ -111,7 +112,7 @@ fn refit_follows_moved_boxes() {
 
 #[test]
 fn refit_rejects_malformed_trees() {
-    let d = Device::emulated();
+    let d = Device::for_tests();
     let boxes = vec![
         Aabb {
             min: [0.0; 3],
@@ -137,7 +138,7 @@ fn refit_rejects_malformed_trees() {
 
 #[test]
 fn single_face_and_duplicates() {
-    let d = Device::emulated();
+    let d = Device::for_tests();
     for n in [1usize, 2, 3, 129, 300] {
         let boxes = vec![
             Aabb {
@@ -163,7 +164,7 @@ fn chain_of_300_faces_builds_like_the_cpu() {
         .collect();
     let faces = (0..298u32).map(|i| [i, i + 1, i + 2]).collect();
     let mesh = gprox_geometry::TriMesh::new(pos, faces).unwrap();
-    let gpu = Device::emulated().build_bvh(&mesh).unwrap();
+    let gpu = Device::for_tests().build_bvh(&mesh).unwrap();
     assert_eq!(gpu, lbvh::build(&mesh));
     assert_valid(&gpu, &refit::triangle_aabbs(&mesh));
 }

@@ -17,7 +17,7 @@ fn statuses(a: &TriMesh, pa: &Pose64, b: &TriMesh, pb: &Pose64) -> Vec<(u32, boo
     let pairs: Vec<[u32; 2]> = (0..a.face_count() as u32)
         .flat_map(|i| (0..b.face_count() as u32).map(move |j| [i, j]))
         .collect();
-    let s = Device::emulated()
+    let s = Device::for_tests()
         .tri_pair_status(a, pa, b, pb, &pairs)
         .unwrap();
     pairs
@@ -127,7 +127,12 @@ fn generic_pairs_are_decided_on_the_device() {
 #[test]
 fn out_of_range_pairs_are_typed_errors() {
     let m = TriMesh::new(vec![Vec3::ZERO, Vec3::X, Vec3::Y], vec![[0, 1, 2]]).unwrap();
-    let r =
-        Device::emulated().tri_pair_status(&m, &Pose64::IDENTITY, &m, &Pose64::IDENTITY, &[[0, 1]]);
+    let r = Device::for_tests().tri_pair_status(
+        &m,
+        &Pose64::IDENTITY,
+        &m,
+        &Pose64::IDENTITY,
+        &[[0, 1]],
+    );
     assert!(r.is_err());
 }
