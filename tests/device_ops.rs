@@ -3,7 +3,11 @@
 //! nothing, reads back only its header and its pairs, and allocates nothing after the first
 //! frame; an update uploads only the positions. These budgets are how the GPU path is checked
 //! on machines without a GPU; the answers are compared with the CPU backend frame by frame.
+//! With `GPROX_TEST_DEVICE=cuda` the same budgets are checked on CUDA device 0.
 #![cfg(feature = "emulated")]
+
+#[path = "common/device.rs"]
+mod device;
 
 use gprox::cuda::DeviceOps;
 use gprox::geometry::glam::{Affine3A, Vec3};
@@ -32,7 +36,7 @@ fn ops<R>(ctx: &Context, f: impl FnOnce() -> R) -> (R, DeviceOps) {
 fn two_tori_collide_stays_within_budget() {
     let scene = Scene::builtin();
     let cpu = Context::new(Backend::Cpu).unwrap();
-    let emu = Context::new(Backend::Emulated).unwrap();
+    let emu = Context::new(device::test_backend()).unwrap();
     let (ca, cb) = (
         Model::new(scene.mesh(0).clone()),
         Model::new(scene.mesh(1).clone()),
@@ -78,7 +82,7 @@ fn two_tori_collide_stays_within_budget() {
 /// on a scene whose pairs are all certified, the bytes read back are exactly header + pairs.
 #[test]
 fn collide_all_reads_back_header_and_pairs_only() {
-    let emu = Context::new(Backend::Emulated).unwrap();
+    let emu = Context::new(device::test_backend()).unwrap();
     let a = emu.model(torus(1.0, 0.3, 32, 16).unwrap()).unwrap();
     let b = emu.model(torus(1.0, 0.3, 32, 16).unwrap()).unwrap();
     let pose_b = interlocked();
@@ -105,7 +109,7 @@ fn collide_all_reads_back_header_and_pairs_only() {
 #[test]
 fn deforming_update_uploads_positions_only() {
     let cpu = Context::new(Backend::Cpu).unwrap();
-    let emu = Context::new(Backend::Emulated).unwrap();
+    let emu = Context::new(device::test_backend()).unwrap();
     let mesh = torus(1.0, 0.3, 40, 20).unwrap();
     let other = torus(0.8, 0.25, 30, 15).unwrap();
     let mut cm = cpu.model(mesh.clone()).unwrap();
@@ -151,7 +155,7 @@ fn deforming_update_uploads_positions_only() {
 #[test]
 fn outgrowing_the_pool_reruns_and_loses_nothing() {
     let cpu = Context::new(Backend::Cpu).unwrap();
-    let emu = Context::new(Backend::Emulated).unwrap();
+    let emu = Context::new(device::test_backend()).unwrap();
     let m = torus(1.0, 0.3, 48, 24).unwrap();
     let (ca, cb) = (cpu.model(m.clone()).unwrap(), cpu.model(m.clone()).unwrap());
     let (ea, eb) = (emu.model(m.clone()).unwrap(), emu.model(m).unwrap());
@@ -175,7 +179,7 @@ fn outgrowing_the_pool_reruns_and_loses_nothing() {
 #[test]
 fn many_bodies_are_one_batch() {
     let cpu = Context::new(Backend::Cpu).unwrap();
-    let emu = Context::new(Backend::Emulated).unwrap();
+    let emu = Context::new(device::test_backend()).unwrap();
     let mesh = torus(0.5, 0.15, 12, 6).unwrap();
     let (cm, em) = (cpu.model(mesh.clone()).unwrap(), emu.model(mesh).unwrap());
     let opts = CollideOptions::default();
@@ -216,7 +220,7 @@ fn self_collision_of_a_resident_model() {
     faces.extend(a.faces().iter().map(|f| f.map(|v| v + n)));
     let mesh = TriMesh::new(positions, faces).unwrap();
     let cpu = Context::new(Backend::Cpu).unwrap();
-    let emu = Context::new(Backend::Emulated).unwrap();
+    let emu = Context::new(device::test_backend()).unwrap();
     let want = cpu.self_collide(&cpu.model(mesh.clone()).unwrap()).unwrap();
     assert!(want.len() > 20, "{}", want.len());
     let m = emu.model(mesh).unwrap();
@@ -237,7 +241,7 @@ fn self_collision_of_a_resident_model() {
 fn distance_of_resident_models() {
     use gprox::query::distance::DistanceOptions;
     let cpu = Context::new(Backend::Cpu).unwrap();
-    let emu = Context::new(Backend::Emulated).unwrap();
+    let emu = Context::new(device::test_backend()).unwrap();
     let (ma, mb) = (
         torus(1.0, 0.3, 32, 16).unwrap(),
         torus(0.7, 0.2, 24, 12).unwrap(),
@@ -296,7 +300,7 @@ fn self_ccd_of_a_resident_model() {
     faces.extend(a.faces().iter().map(|f| f.map(|v| v + n)));
     let mesh = TriMesh::new(place(0.0), faces).unwrap();
     let cpu = Context::new(Backend::Cpu).unwrap();
-    let emu = Context::new(Backend::Emulated).unwrap();
+    let emu = Context::new(device::test_backend()).unwrap();
     let (mut cm, mut em) = (cpu.model(mesh.clone()).unwrap(), emu.model(mesh).unwrap());
     let opts = CcdOptions::default();
     let mut hits = 0;
