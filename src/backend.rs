@@ -168,12 +168,9 @@ impl Context {
                 let (oa, ob) = (object(a, pose_a), object(b, pose_b));
                 Ok(collide::try_collide_all(&oa, &ob, opts)?)
             }
-            Some(d) => {
-                let (ra, rb) = (a.resident(d)?, b.resident(d)?);
-                let oa = ResidentObject::new(&ra, a.mesh(), Pose64::from_affine(pose_a));
-                let ob = ResidentObject::new(&rb, b.mesh(), Pose64::from_affine(pose_b));
-                Ok(d.collide_all_resident(&oa, &ob, &gpu_options(opts))?)
-            }
+            Some(d) => on_device(d, a, pose_a, b, pose_b, |oa, ob| {
+                d.collide_all_resident(oa, ob, &gpu_options(opts))
+            }),
         }
     }
 
@@ -192,12 +189,9 @@ impl Context {
                 let (oa, ob) = (object(a, pose_a), object(b, pose_b));
                 Ok(collide::try_collide_any(&oa, &ob, opts)?)
             }
-            Some(d) => {
-                let (ra, rb) = (a.resident(d)?, b.resident(d)?);
-                let oa = ResidentObject::new(&ra, a.mesh(), Pose64::from_affine(pose_a));
-                let ob = ResidentObject::new(&rb, b.mesh(), Pose64::from_affine(pose_b));
-                Ok(d.collide_any_resident(&oa, &ob, &gpu_options(opts))?)
-            }
+            Some(d) => on_device(d, a, pose_a, b, pose_b, |oa, ob| {
+                d.collide_any_resident(oa, ob, &gpu_options(opts))
+            }),
         }
     }
 
@@ -374,6 +368,21 @@ fn object<'a>(m: &'a Model, pose: &Affine3A) -> collide::CollisionObject<'a> {
         bvh: m.bvh(),
         pose: Pose64::from_affine(pose),
     }
+}
+
+/// Runs a pair query on `d` over the models' resident copies (made or brought up to date).
+fn on_device<R>(
+    d: &Device,
+    a: &Model,
+    pose_a: &Affine3A,
+    b: &Model,
+    pose_b: &Affine3A,
+    query: impl FnOnce(&ResidentObject<'_>, &ResidentObject<'_>) -> gprox_cuda::Result<R>,
+) -> Result<R, Error> {
+    let (ra, rb) = (a.resident(d)?, b.resident(d)?);
+    let oa = ResidentObject::new(&ra, a.mesh(), Pose64::from_affine(pose_a));
+    let ob = ResidentObject::new(&rb, b.mesh(), Pose64::from_affine(pose_b));
+    Ok(query(&oa, &ob)?)
 }
 
 fn gpu_options(opts: &CollideOptions) -> GpuCollideOptions {

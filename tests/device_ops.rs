@@ -23,6 +23,18 @@ fn interlocked() -> Affine3A {
         * Affine3A::from_rotation_x(std::f32::consts::FRAC_PI_2)
 }
 
+/// One mesh made of two unit tori, the second placed by `pose` (self-collision and self CCD
+/// find their contacts).
+fn two_tori(segments: u32, sides: u32, pose: &Affine3A) -> gprox::geometry::TriMesh {
+    let a = torus(1.0, 0.3, segments, sides).unwrap();
+    let mut positions = a.positions().to_vec();
+    positions.extend(a.positions().iter().map(|&p| pose.transform_point3(p)));
+    let n = a.positions().len() as u32;
+    let mut faces = a.faces().to_vec();
+    faces.extend(a.faces().iter().map(|f| f.map(|v| v + n)));
+    gprox::geometry::TriMesh::new(positions, faces).unwrap()
+}
+
 /// The ops `f` performed on `ctx`'s device.
 fn ops<R>(ctx: &Context, f: impl FnOnce() -> R) -> (R, DeviceOps) {
     let before = ctx.device_ops().unwrap();
@@ -210,15 +222,7 @@ fn many_bodies_are_one_batch() {
 /// pairs, one synchronisation and no allocation when warm, nothing uploaded.
 #[test]
 fn self_collision_of_a_resident_model() {
-    use gprox::geometry::TriMesh;
-    let a = torus(1.0, 0.3, 24, 12).unwrap();
-    let pose = interlocked();
-    let mut positions = a.positions().to_vec();
-    positions.extend(a.positions().iter().map(|&p| pose.transform_point3(p)));
-    let n = a.positions().len() as u32;
-    let mut faces = a.faces().to_vec();
-    faces.extend(a.faces().iter().map(|f| f.map(|v| v + n)));
-    let mesh = TriMesh::new(positions, faces).unwrap();
+    let mesh = two_tori(24, 12, &interlocked());
     let cpu = Context::new(Backend::Cpu).unwrap();
     let emu = Context::new(device::test_backend()).unwrap();
     let want = cpu.self_collide(&cpu.model(mesh.clone()).unwrap()).unwrap();
@@ -286,19 +290,12 @@ fn distance_of_resident_models() {
 /// uploads only its end positions and synchronises once.
 #[test]
 fn self_ccd_of_a_resident_model() {
-    use gprox::geometry::TriMesh;
     use gprox::query::ccd::CcdOptions;
-    let a = torus(1.0, 0.3, 16, 8).unwrap();
     let place = |x: f32| {
         let pose = Affine3A::from_translation(Vec3::new(x, 0.0, 0.0)) * interlocked();
-        let mut p = a.positions().to_vec();
-        p.extend(a.positions().iter().map(|&v| pose.transform_point3(v)));
-        p
+        two_tori(16, 8, &pose).positions().to_vec()
     };
-    let n = a.positions().len() as u32;
-    let mut faces = a.faces().to_vec();
-    faces.extend(a.faces().iter().map(|f| f.map(|v| v + n)));
-    let mesh = TriMesh::new(place(0.0), faces).unwrap();
+    let mesh = two_tori(16, 8, &interlocked());
     let cpu = Context::new(Backend::Cpu).unwrap();
     let emu = Context::new(device::test_backend()).unwrap();
     let (mut cm, mut em) = (cpu.model(mesh.clone()).unwrap(), emu.model(mesh).unwrap());

@@ -183,20 +183,10 @@ impl Device {
         opts: &GpuCollideOptions,
         balance: &BalanceOptions,
     ) -> Result<(Vec<[u32; 2]>, BalanceStats)> {
-        check_margin(opts.margin)?;
-        let na = check_object(a, "a")?;
-        let nb = check_object(b, "b")?;
-        if na == 0 || nb == 0 {
-            return Ok((Vec::new(), BalanceStats::default()));
-        }
-        let ra = ResidentMesh::new(self, a.mesh, a.bvh)?;
-        let rb = ResidentMesh::new(self, b.mesh, b.bvh)?;
-        self.collide_all_resident_balanced(
-            &ResidentObject::new(&ra, a.mesh, a.pose),
-            &ResidentObject::new(&rb, b.mesh, b.pose),
-            opts,
-            balance,
-        )
+        let none = (Vec::new(), BalanceStats::default());
+        self.uploaded(a, b, opts, none, |ra, rb| {
+            self.collide_all_resident_balanced(ra, rb, opts, balance)
+        })
     }
 
     /// Whether any triangle of `a` intersects (or, with a margin, comes within `opts.margin`
@@ -207,18 +197,32 @@ impl Device {
         b: &CollisionObject<'_>,
         opts: &GpuCollideOptions,
     ) -> Result<bool> {
+        self.uploaded(a, b, opts, false, |ra, rb| {
+            self.collide_any_resident(ra, rb, opts)
+        })
+    }
+
+    /// Checks a one-off query's objects, uploads both as resident meshes and runs `query` on
+    /// them; `none` is the answer when either has no faces.
+    fn uploaded<R>(
+        &self,
+        a: &CollisionObject<'_>,
+        b: &CollisionObject<'_>,
+        opts: &GpuCollideOptions,
+        none: R,
+        query: impl FnOnce(&ResidentObject<'_>, &ResidentObject<'_>) -> Result<R>,
+    ) -> Result<R> {
         check_margin(opts.margin)?;
         let na = check_object(a, "a")?;
         let nb = check_object(b, "b")?;
         if na == 0 || nb == 0 {
-            return Ok(false);
+            return Ok(none);
         }
         let ra = ResidentMesh::new(self, a.mesh, a.bvh)?;
         let rb = ResidentMesh::new(self, b.mesh, b.bvh)?;
-        self.collide_any_resident(
+        query(
             &ResidentObject::new(&ra, a.mesh, a.pose),
             &ResidentObject::new(&rb, b.mesh, b.pose),
-            opts,
         )
     }
 
