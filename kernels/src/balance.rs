@@ -22,6 +22,7 @@
 use gprox_bvh::BvhNode;
 use gprox_geometry::transform::Pose64;
 
+use crate::ccd_narrow::CcdFinish;
 use crate::device::{Device, DeviceBuffer, MappedBuffer};
 use crate::error::{CudaError, Result};
 use crate::kernel::Kernel;
@@ -171,6 +172,18 @@ impl Device {
         t: &Traversal,
         opts: &BalanceOptions,
     ) -> Result<TraversalOutput> {
+        self.run_traversal_with(t, opts, None)
+    }
+
+    /// [`Device::run_traversal`] whose leaf pairs, with `ccd`, go to the device's CCD narrow
+    /// phase (`crate::ccd_narrow`) in place of the pair compaction: no pairs come back, the
+    /// narrow phase's own mapped output holds its contacts.
+    pub(crate) fn run_traversal_with(
+        &self,
+        t: &Traversal,
+        opts: &BalanceOptions,
+        ccd: Option<&CcdFinish>,
+    ) -> Result<TraversalOutput> {
         if !(0.0..=1.0).contains(&opts.idle_threshold) {
             return Err(CudaError::InvalidOption {
                 what: "idle_threshold",
@@ -225,8 +238,16 @@ impl Device {
                     max: u32::MAX as usize / 2,
                 });
             }
-            let run =
-                self.traversal_run(t, opts, tasks, stride, headroom, result_capacity, batch)?;
+            let run = self.traversal_run(
+                t,
+                opts,
+                tasks,
+                stride,
+                headroom,
+                result_capacity,
+                batch,
+                ccd,
+            )?;
             let h = &run.header;
             out.stats.rounds += h[BC_ROUNDS];
             out.stats.spilled += h[BC_SPILLED] as u64;
@@ -288,6 +309,7 @@ impl Device {
         headroom: u32,
         result_capacity: usize,
         batch: u32,
+        ccd: Option<&CcdFinish>,
     ) -> Result<Run> {
         let region_items = 2 * tasks as usize * stride as usize;
         let work = [
@@ -307,8 +329,13 @@ impl Device {
             }
             _ => None,
         };
-        // Two words per pair, four per world contact record.
-        let width = if t.world.is_some() { 4 } else { 2 };
+        // Two words per pair, four per world contact record, none when the CCD narrow phase
+        // takes the pairs.
+        let width = match (t.world.is_some(), ccd.is_some()) {
+            (true, _) => 4,
+            (false, true) => 0,
+            (false, false) => 2,
+        };
         let mapped = self.lease::<MappedBuffer<u32>>(
             "balance.out",
             BALANCE_COUNTERS + width * result_capacity,
@@ -466,6 +493,7 @@ impl Device {
                 status.as_deref(),
                 &mapped,
                 result_capacity,
+                ccd,
             )?;
             self.synchronize()?;
             run.syncs += 1;
@@ -487,7 +515,9 @@ impl Device {
     }
 
     /// Enqueues the finishing kernels of a traversal: the triangle-pair test of its leaf pairs
-    /// (when it has triangles and no early out), their compaction into `mapped` and the header.
+    /// (when it has triangles and no early out), their compaction into `mapped` (or, with
+    /// `ccd`, the CCD narrow phase) and the header.
+    #[allow(clippy::too_many_arguments)]
     fn finish_traversal(
         &self,
         t: &Traversal,
@@ -496,8 +526,23 @@ impl Device {
         status: Option<&DeviceBuffer<u32>>,
         mapped: &MappedBuffer<u32>,
         capacity: usize,
+        ccd: Option<&CcdFinish>,
     ) -> Result<()> {
         let grid = self.blocks_for(capacity).min(self.finish_blocks());
+        if let Some(f) = ccd {
+            self.ccd_finish(f, counters.device_ptr(), results.device_ptr(), capacity)?;
+            let header = PairsOutParams {
+                counters: counters.device_ptr(),
+                pairs: results.device_ptr(),
+                status: 0,
+                out: mapped.device_ptr(),
+                capacity: capacity as u32,
+                pad: 0,
+            };
+            // SAFETY: `mapped` holds the header.
+            unsafe { self.launch(Kernel::PairsHeader, 1, BALANCE_COUNTERS as u32, &header)? };
+            return Ok(());
+        }
         if let Some(w) = t.world {
             let wc = WorldContactsParams {
                 bodies: w.bodies,

@@ -1,4 +1,5 @@
-//! CCD candidates on the device and their host finish.
+//! Mesh CCD on the device: candidates from the balanced traversal, elementary tests on the
+//! device.
 //!
 //! Node boxes at both ends of the step (face boxes at the start and end positions by the
 //! `gprox_prim_boxes` kernel, then `gprox_refit` on the caller's tree: bit-identical to the
@@ -6,9 +7,13 @@
 //! in the same order, at both ends" → candidate triangle pairs, in the same set and orientation
 //! as the CPU traversal of `gprox_query::ccd` over the same tree. Self CCD keeps adjacent leaf
 //! pairs (no `BALANCE_SKIP_ADJACENT`): a vertex can hit a face of its own neighbourhood. The
-//! narrow phase is the CPU's own [`gprox_query::ccd::ccd_candidates`] (filters, feature
-//! ownership, canonical point order) run on the host, so the result equals the CPU's mesh CCD
-//! over the same tree exactly.
+//! narrow phase runs on the device right after the traversal ([`crate::ccd_narrow`]): the
+//! candidate pairs never leave it; each is expanded into its feature pairs exactly as
+//! [`gprox_query::ccd::ccd_candidates`] does (feature ownership, canonical point order), the
+//! CPU's certified filters and inclusion solver are mirrored bit for bit, and only the contacts
+//! (plus the rare tests the device's bounded heap could not finish, which the host reruns with
+//! the CPU's solver) come back in host-mapped memory after the one synchronisation. The result
+//! equals the CPU's mesh CCD over the same tree exactly.
 
 use gprox_bvh::{Aabb, Bvh, BvhNode};
 use gprox_geometry::glam::Vec3;
@@ -18,6 +23,7 @@ use gprox_query::ccd::{ccd_candidates, CcdMesh, CcdOptions, MeshCcd};
 use gprox_query::self_collide::Topology;
 
 use crate::balance::{BalanceOptions, BalanceStats, Traversal, NODE_BOX_STRIDE};
+use crate::ccd_narrow::NarrowMesh;
 use crate::collide::ResidentObject;
 use crate::device::{Device, DeviceBuffer};
 use crate::error::{CudaError, Result};
@@ -38,11 +44,14 @@ pub struct MovingMesh<'a> {
     pub bvh: &'a Bvh,
 }
 
-/// Node boxes of one moving mesh on the device (two refitted copies of its nodes).
+/// Node boxes of one moving mesh on the device (two refitted copies of its nodes), with the
+/// mesh's faces and positions at both ends (for the narrow phase).
 struct DualNodes {
     start: DeviceBuffer<BvhNode>,
     end: DeviceBuffer<BvhNode>,
     leaves: u32,
+    start_mesh: DeviceMesh,
+    end_positions: DeviceBuffer<f32>,
 }
 
 fn check_moving(m: &MovingMesh<'_>, what: &'static str) -> Result<u32> {
@@ -81,6 +90,8 @@ impl Device {
             start,
             end,
             leaves: n,
+            start_mesh,
+            end_positions: end_mesh.positions,
         })
     }
 
@@ -131,21 +142,7 @@ impl Device {
         min_separation: f64,
         opts: &BalanceOptions,
     ) -> Result<(Vec<[u32; 2]>, BalanceStats)> {
-        let t = Traversal {
-            nodes_a: a.start.device_ptr(),
-            nodes_b: b.start.device_ptr(),
-            boxes_a: [a.start.device_ptr(), a.end.device_ptr()],
-            boxes_b: [b.start.device_ptr(), b.end.device_ptr()],
-            box_stride: NODE_BOX_STRIDE,
-            leaves_a: a.leaves,
-            leaves_b: b.leaves,
-            faces: 0,
-            flags: flags | BALANCE_DUAL,
-            // As the CPU: a negative (or NaN) separation counts as 0.
-            min_separation: min_separation.max(0.0),
-            triangles: None,
-            world: None,
-        };
+        let t = dual_traversal(a, b, flags, min_separation);
         let out = self.run_traversal(&t, opts)?;
         let mut pairs = out.pairs;
         pairs.sort_unstable();
@@ -153,7 +150,7 @@ impl Device {
     }
 
     /// Self CCD of one mesh moving linearly from its positions to `m.end`: candidates from the
-    /// balanced traversal, elementary tests on the host (see the module docs). `topo` must be
+    /// balanced traversal, elementary tests on the device (see the module docs). `topo` must be
     /// `Topology::new(mesh.faces(), mesh.vertex_count())`. The result equals
     /// `gprox_query::ccd::ccd_self_with_bvh` over the same tree.
     ///
@@ -186,17 +183,25 @@ impl Device {
         opts: &BalanceOptions,
     ) -> Result<(MeshCcd, BalanceStats)> {
         check_topology(m, topo)?;
-        let (pairs, stats) = self.ccd_self_candidates(m, ccd.min_separation, opts)?;
-        let cm = CcdMesh {
-            mesh: m.mesh,
-            end: m.end,
-            topo,
-        };
-        Ok((ccd_candidates(&cm, None, &pairs, ccd)?, stats))
+        let n = check_moving(m, "mesh")?;
+        if n < 2 {
+            let cm = CcdMesh {
+                mesh: m.mesh,
+                end: m.end,
+                topo,
+            };
+            return Ok((
+                ccd_candidates(&cm, None, &[], ccd)?,
+                BalanceStats::default(),
+            ));
+        }
+        let d = self.dual_nodes(m, n)?;
+        let t = dual_traversal(&d, &d, BALANCE_SELF, ccd.min_separation);
+        self.ccd_narrow(&t, &narrow_mesh(m, topo, &d), None, ccd, opts)
     }
 
     /// Two-mesh CCD (`a` → `a.end`, `b` → `b.end`): candidates from the balanced traversal,
-    /// elementary tests on the host; equals `gprox_query::ccd::ccd_pair` over the same trees.
+    /// elementary tests on the device; equals `gprox_query::ccd::ccd_pair` over the same trees.
     pub fn ccd_pair(
         &self,
         a: &MovingMesh<'_>,
@@ -208,27 +213,44 @@ impl Device {
     ) -> Result<(MeshCcd, BalanceStats)> {
         check_topology(a, a_topo)?;
         check_topology(b, b_topo)?;
-        let (pairs, stats) = self.ccd_pair_candidates(a, b, ccd.min_separation, opts)?;
-        let ca = CcdMesh {
-            mesh: a.mesh,
-            end: a.end,
-            topo: a_topo,
-        };
-        let cb = CcdMesh {
-            mesh: b.mesh,
-            end: b.end,
-            topo: b_topo,
-        };
-        Ok((ccd_candidates(&ca, Some(&cb), &pairs, ccd)?, stats))
+        let na = check_moving(a, "mesh a")?;
+        let nb = check_moving(b, "mesh b")?;
+        if na == 0 || nb == 0 {
+            let ca = CcdMesh {
+                mesh: a.mesh,
+                end: a.end,
+                topo: a_topo,
+            };
+            let cb = CcdMesh {
+                mesh: b.mesh,
+                end: b.end,
+                topo: b_topo,
+            };
+            return Ok((
+                ccd_candidates(&ca, Some(&cb), &[], ccd)?,
+                BalanceStats::default(),
+            ));
+        }
+        let da = self.dual_nodes(a, na)?;
+        let db = self.dual_nodes(b, nb)?;
+        let t = dual_traversal(&da, &db, 0, ccd.min_separation);
+        self.ccd_narrow(
+            &t,
+            &narrow_mesh(a, a_topo, &da),
+            Some(&narrow_mesh(b, b_topo, &db)),
+            ccd,
+            opts,
+        )
     }
 }
 
 impl Device {
     /// Self CCD of a [`ResidentMesh`] moving linearly from its current positions (`mesh` is its
-    /// host copy) to `end`: the end positions are the only upload; the end-of-step tree is the
-    /// resident tree's copy refit on the device, the candidates come back after one
-    /// synchronisation, and the elementary tests run on the host as in [`Device::ccd_self`].
-    /// Equals `gprox_query::ccd::ccd_self_with_bvh` over the resident tree.
+    /// host copy) to `end`: the end positions are the only upload (the topology's ownership
+    /// bits stay on the device while they do not change); the end-of-step tree is the resident
+    /// tree's copy refit on the device, the elementary tests run on the device as in
+    /// [`Device::ccd_self`] and the contacts come back after one synchronisation. Equals
+    /// `gprox_query::ccd::ccd_self_with_bvh` over the resident tree.
     pub fn ccd_self_resident(
         &self,
         resident: &ResidentMesh,
@@ -261,8 +283,6 @@ impl Device {
             )));
         }
         let n = resident.leaf_count();
-        let mut pairs = Vec::new();
-        let mut stats = BalanceStats::default();
         if n >= 2 {
             let flat: &[f32] = bytemuck::cast_slice(end);
             let mut positions = self.lease::<DeviceBuffer<f32>>("ccd.end.positions", flat.len())?;
@@ -287,13 +307,52 @@ impl Device {
                 triangles: None,
                 world: None,
             };
-            let out = self.run_traversal(&t, opts)?;
-            pairs = out.pairs;
-            pairs.sort_unstable();
-            stats = out.stats;
+            let nm = NarrowMesh {
+                mesh,
+                end,
+                topo,
+                start_ptr: resident.mesh.positions.device_ptr(),
+                end_ptr: positions.device_ptr(),
+                faces_ptr: resident.mesh.faces.device_ptr(),
+            };
+            return self.ccd_narrow(&t, &nm, None, ccd, opts);
         }
         let cm = CcdMesh { mesh, end, topo };
-        Ok((ccd_candidates(&cm, None, &pairs, ccd)?, stats))
+        Ok((
+            ccd_candidates(&cm, None, &[], ccd)?,
+            BalanceStats::default(),
+        ))
+    }
+}
+
+/// The CCD traversal of `a` against `b` (node boxes at both ends of the step).
+fn dual_traversal(a: &DualNodes, b: &DualNodes, flags: u32, min_separation: f64) -> Traversal {
+    Traversal {
+        nodes_a: a.start.device_ptr(),
+        nodes_b: b.start.device_ptr(),
+        boxes_a: [a.start.device_ptr(), a.end.device_ptr()],
+        boxes_b: [b.start.device_ptr(), b.end.device_ptr()],
+        box_stride: NODE_BOX_STRIDE,
+        leaves_a: a.leaves,
+        leaves_b: b.leaves,
+        faces: 0,
+        flags: flags | BALANCE_DUAL,
+        // As the CPU: a negative (or NaN) separation counts as 0.
+        min_separation: min_separation.max(0.0),
+        triangles: None,
+        world: None,
+    }
+}
+
+/// A moving mesh on the device, as the narrow phase reads it.
+fn narrow_mesh<'a>(m: &MovingMesh<'a>, topo: &'a Topology, d: &DualNodes) -> NarrowMesh<'a> {
+    NarrowMesh {
+        mesh: m.mesh,
+        end: m.end,
+        topo,
+        start_ptr: d.start_mesh.positions.device_ptr(),
+        end_ptr: d.end_positions.device_ptr(),
+        faces_ptr: d.start_mesh.faces.device_ptr(),
     }
 }
 

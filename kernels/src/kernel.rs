@@ -106,6 +106,13 @@ kernels! {
     DistanceStep => gprox_distance_step, gprox_emu_launch_gprox_distance_step, crate::distance::DistanceQueryParams;
     /// Distance traversal: result and closest points into host-mapped memory (`distance.cu`).
     DistanceFinish => gprox_distance_finish, gprox_emu_launch_gprox_distance_finish, crate::distance::DistanceQueryParams;
+    /// Elementary CCD tests, one query each (`ccd.cu`).
+    CcdElementary => gprox_ccd_elementary, gprox_emu_launch_gprox_ccd_elementary, crate::ccd_narrow::CcdElementaryParams;
+    /// CCD narrow phase of a traversal's candidate pairs, contacts into host-mapped memory
+    /// (`ccd.cu`).
+    CcdPairs => gprox_ccd_pairs, gprox_emu_launch_gprox_ccd_pairs, crate::ccd_narrow::CcdPairsParams;
+    /// CCD narrow phase: counters in front of the records (`ccd.cu`).
+    CcdHeader => gprox_ccd_header, gprox_emu_launch_gprox_ccd_header, crate::ccd_narrow::CcdPairsParams;
 }
 
 unsafe extern "C" {

@@ -28,6 +28,7 @@
 
 pub mod balance;
 pub mod ccd;
+pub mod ccd_narrow;
 pub mod collide;
 mod cuda;
 pub mod device;
