@@ -588,3 +588,53 @@ fn pair_ccd_and_record_overflow() {
     assert_eq!(again, cpu);
     assert_eq!(st.syncs, 1, "{st:?}");
 }
+
+/// Self CCD of the scalable-ccd-sample scenes (frames as f32 meshes) on the device == the CPU,
+/// undecided searches (the device heap's limit) included: cloth-funnel always, the larger
+/// scenes with `GPROX_CCD_ALL=1` (minutes in the emulator).
+#[test]
+fn scalable_scenes_mesh_ccd_matches_the_cpu() {
+    let root = Path::new(ROOT).join("scalable-ccd-sample");
+    if !root.exists() {
+        println!("note: {} absent, skipping", root.display());
+        return;
+    }
+    let d = Device::for_tests();
+    let ccd = CcdOptions::default();
+    for scene in ["cloth-funnel", "armadillo-rollers", "rod-twist"] {
+        let dir = root.join(scene).join("frames");
+        if !dir.is_dir() || (scene != "cloth-funnel" && !run_all()) {
+            continue;
+        }
+        let mut frames: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .expect("frames")
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .collect();
+        frames.sort();
+        let (v0, faces) = read_ply(&frames[0]);
+        let (v1, _) = read_ply(&frames[1]);
+        let f32v = |v: &[DVec3]| v.iter().map(|p| p.as_vec3()).collect::<Vec<Vec3>>();
+        let m = TriMesh::new(f32v(&v0), faces).unwrap();
+        let end = f32v(&v1);
+        let bvh = lbvh::build_from_aabbs(&swept_triangle_aabbs(&m, &end).unwrap());
+        let topo = Topology::new(m.faces(), m.vertex_count());
+        let cpu = ccd_self_with_bvh(&m, &end, &topo, &bvh, &ccd).unwrap();
+        let mm = MovingMesh {
+            mesh: &m,
+            end: &end,
+            bvh: &bvh,
+        };
+        let (gpu, _) = d
+            .ccd_self(&mm, &topo, &ccd, &BalanceOptions::default())
+            .unwrap();
+        println!(
+            "{scene}: {} faces, {} candidate pairs, {} tests, {} contacts",
+            m.face_count(),
+            cpu.candidate_pairs,
+            cpu.elementary_tests,
+            cpu.contacts.len()
+        );
+        assert!(!cpu.contacts.is_empty(), "{scene}");
+        assert_eq!(gpu, cpu, "{scene}");
+    }
+}
