@@ -20,6 +20,7 @@
 use bytemuck::{Pod, Zeroable};
 use gprox_geometry::glam::{DVec3, Vec3};
 use gprox_geometry::TriMesh;
+use gprox_query::ccd::candidates::finish;
 use gprox_query::ccd::{
     edge_edge_toi, vertex_face_toi, CcdError, CcdOptions, Feature, FeatureToi, MeshCcd, Toi,
     MAX_COORDINATE,
@@ -578,29 +579,6 @@ fn contact(
         toi,
         faces: r.faces,
     }))
-}
-
-/// `gprox_query::ccd::candidates::finish`: sorted by feature, one contact per feature (the
-/// earliest `t_lo`, then the tightest `t_hi`), and the earliest overall.
-fn finish(mut contacts: Vec<FeatureToi>, candidate_pairs: usize, tests: usize) -> MeshCcd {
-    contacts.sort_by(|x, y| {
-        x.feature
-            .cmp(&y.feature)
-            .then(x.toi.t_lo.total_cmp(&y.toi.t_lo))
-            .then(x.toi.t_hi.total_cmp(&y.toi.t_hi))
-            .then(x.faces.cmp(&y.faces))
-    });
-    contacts.dedup_by(|x, y| x.feature == y.feature);
-    let earliest = contacts
-        .iter()
-        .map(|c| c.toi)
-        .min_by(|x, y| x.t_lo.total_cmp(&y.t_lo).then(x.t_hi.total_cmp(&y.t_hi)));
-    MeshCcd {
-        contacts,
-        earliest,
-        candidate_pairs,
-        elementary_tests: tests,
-    }
 }
 
 unsafe extern "C" {

@@ -511,9 +511,10 @@ impl<'m, 'a> FacePair<'m, 'a> {
     }
 }
 
-/// Sorted by feature, one contact per feature (the earliest `t_lo`, then the tightest `t_hi`),
-/// and the earliest overall.
-fn finish(mut contacts: Vec<FeatureToi>, candidate_pairs: usize, tests: usize) -> MeshCcd {
+/// A mesh CCD result from its contacts in any order (e.g. from a device): sorted by feature,
+/// one contact per feature (the earliest `t_lo`, then the tightest `t_hi`), and the earliest
+/// overall, with the counts of candidate face pairs and elementary tests that produced them.
+pub fn finish(mut contacts: Vec<FeatureToi>, candidate_pairs: usize, tests: usize) -> MeshCcd {
     contacts.sort_by(|x, y| {
         x.feature
             .cmp(&y.feature)
