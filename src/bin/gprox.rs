@@ -85,6 +85,18 @@ enum BackendArg {
     Cuda,
 }
 
+impl BackendArg {
+    /// The context of the chosen backend (a typed input error when CUDA cannot run here).
+    fn context(self) -> Result<Context, Failure> {
+        let backend = match self {
+            BackendArg::Auto => Backend::auto(),
+            BackendArg::Cpu => Backend::Cpu,
+            BackendArg::Cuda => Backend::Cuda(0),
+        };
+        Context::new(backend).map_err(input)
+    }
+}
+
 // Parsed once per run: the size difference between variants does not matter.
 #[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
@@ -117,6 +129,9 @@ enum Command {
     Distance {
         #[command(flatten)]
         pair: MeshPair,
+        /// Where to run.
+        #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+        backend: BackendArg,
         /// Machine-readable output.
         #[arg(long)]
         json: bool,
@@ -142,6 +157,9 @@ enum Command {
     SelfCollide {
         /// Mesh file.
         m: PathBuf,
+        /// Where to run.
+        #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+        backend: BackendArg,
         /// Machine-readable output.
         #[arg(long)]
         json: bool,
@@ -245,18 +263,26 @@ fn main() -> ExitCode {
             render.as_deref(),
             export.as_deref(),
         ),
-        Command::Distance { pair, json, render } => {
-            queries::distance_cmd(&pair, json, render.as_deref())
-        }
+        Command::Distance {
+            pair,
+            backend,
+            json,
+            render,
+        } => backend
+            .context()
+            .and_then(|ctx| queries::distance_cmd(&ctx, &pair, json, render.as_deref())),
         Command::Penetration { pair, json, render } => {
             penetration_cli::penetration_cmd(&pair, json, render.as_deref())
         }
         Command::SelfCollide {
             m,
+            backend,
             json,
             render,
             export,
-        } => queries::self_cmd(&m, json, render.as_deref(), export.as_deref()),
+        } => backend.context().and_then(|ctx| {
+            queries::self_cmd(&ctx, &m, json, render.as_deref(), export.as_deref())
+        }),
         Command::Info { file, json } => info(&file, json),
         Command::Bench {
             scene,
@@ -300,12 +326,8 @@ fn collide(
     let (mesh_a, mesh_b) = pair.load()?;
     let (pose_a, pose_b) = (pair.pose_a(), pair.pose_b());
     let (a, b) = (pair.a.as_path(), pair.b.as_path());
-    let backend = match backend {
-        BackendArg::Auto => Backend::auto(),
-        BackendArg::Cpu => Backend::Cpu,
-        BackendArg::Cuda => Backend::Cuda(0),
-    };
-    let ctx = Context::new(backend).map_err(input)?;
+    let ctx = backend.context()?;
+    let backend = ctx.backend();
     let t = Instant::now();
     let ma = ctx.model(mesh_a).map_err(internal)?;
     let mb = ctx.model(mesh_b).map_err(internal)?;

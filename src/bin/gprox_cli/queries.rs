@@ -4,12 +4,12 @@ use std::io::Write as _;
 use std::path::Path;
 use std::time::Instant;
 
-use gprox::bvh::{bv_tree::BvTree, rss::Rss};
+use glam::{Affine3A, Vec3};
 use gprox::geometry::transform::{transform_point, Pose64};
 use gprox::geometry::TriMesh;
-use gprox::query::distance::{distance, DistanceObject, DistanceOptions};
-use gprox::query::self_collide::{self_collide, Topology};
+use gprox::query::distance::DistanceOptions;
 use gprox::render::Picture;
+use gprox::Context;
 use serde_json::json;
 
 use super::{check_picture_path, input, internal, ms, save_picture, Failure, MeshPair};
@@ -110,8 +110,14 @@ fn point(p: glam::DVec3) -> [f64; 3] {
     p.to_array()
 }
 
-/// `gprox distance A B`: exact minimum distance between two posed meshes (RSS trees).
-pub fn distance_cmd(pair: &MeshPair, json: bool, render: Option<&Path>) -> Result<(), Failure> {
+/// `gprox distance A B`: exact minimum distance between two posed meshes (RSS trees, on
+/// `ctx`'s backend; the first query builds each model's distance tree, timed apart as the build).
+pub fn distance_cmd(
+    ctx: &Context,
+    pair: &MeshPair,
+    json: bool,
+    render: Option<&Path>,
+) -> Result<(), Failure> {
     if let Some(r) = render {
         check_picture_path(r)?;
     }
@@ -119,27 +125,25 @@ pub fn distance_cmd(pair: &MeshPair, json: bool, render: Option<&Path>) -> Resul
     let (pose_a, pose_b) = (pair.pose_a(), pair.pose_b());
     let (a, b) = (pair.a.as_path(), pair.b.as_path());
     let t = Instant::now();
-    let ta = BvTree::<Rss>::build(&mesh_a);
-    let tb = BvTree::<Rss>::build(&mesh_b);
+    let ma = ctx.model(mesh_a).map_err(internal)?;
+    let mb = ctx.model(mesh_b).map_err(internal)?;
+    let opts = DistanceOptions::default();
+    // A first query far apart makes both models' distance trees (and device copies).
+    let far = Affine3A::from_translation(Vec3::splat(1e6));
+    ctx.distance(&ma, &Affine3A::IDENTITY, &mb, &far, &opts)
+        .map_err(internal)?;
     let build_ms = ms(t);
+    let (mesh_a, mesh_b) = (ma.mesh(), mb.mesh());
     let (pa, pb) = (Pose64::from_affine(&pose_a), Pose64::from_affine(&pose_b));
-    let oa = DistanceObject {
-        mesh: &mesh_a,
-        tree: &ta,
-        pose: pa,
-    };
-    let ob = DistanceObject {
-        mesh: &mesh_b,
-        tree: &tb,
-        pose: pb,
-    };
     let t = Instant::now();
-    let r = distance(&oa, &ob, &DistanceOptions::default()).map_err(internal)?;
+    let r = ctx
+        .distance(&ma, &pose_a, &mb, &pose_b, &opts)
+        .map_err(internal)?;
     let query_ms = ms(t);
     if let Some(path) = render {
         let mut pic = Picture::new(960, 720);
-        pic.add_mesh(&mesh_a, &pa, Picture::GREY, &[r.tri_a]);
-        pic.add_mesh(&mesh_b, &pb, Picture::SAND, &[r.tri_b]);
+        pic.add_mesh(mesh_a, &pa, Picture::GREY, &[r.tri_a]);
+        pic.add_mesh(mesh_b, &pb, Picture::SAND, &[r.tri_b]);
         pic.add_segment(r.point_a, r.point_b);
         pic.add_dot(r.point_a);
         pic.add_dot(r.point_b);
@@ -149,6 +153,7 @@ pub fn distance_cmd(pair: &MeshPair, json: bool, render: Option<&Path>) -> Resul
         let v = json!({
             "a": a.display().to_string(),
             "b": b.display().to_string(),
+            "backend": ctx.backend().to_string(),
             "triangles": [mesh_a.face_count(), mesh_b.face_count()],
             "distance": r.distance,
             "lower": r.lower,
@@ -169,6 +174,7 @@ pub fn distance_cmd(pair: &MeshPair, json: bool, render: Option<&Path>) -> Resul
             b.display(),
             mesh_b.face_count()
         );
+        println!("backend: {}", ctx.backend());
         println!(
             "distance: {} (bounds [{}, {}])",
             r.distance, r.lower, r.upper
@@ -190,8 +196,10 @@ pub fn distance_cmd(pair: &MeshPair, json: bool, render: Option<&Path>) -> Resul
     Ok(())
 }
 
-/// `gprox self M`: pairs of faces of one mesh that share no vertex and intersect.
+/// `gprox self M`: pairs of faces of one mesh that share no vertex and intersect (on `ctx`'s
+/// backend).
 pub fn self_cmd(
+    ctx: &Context,
     m: &Path,
     json: bool,
     render: Option<&Path>,
@@ -205,29 +213,31 @@ pub fn self_cmd(
     }
     let mesh = gprox::geometry::io::load_mesh(m).map_err(input)?;
     let t = Instant::now();
-    let bvh = gprox::bvh::lbvh::build(&mesh);
-    let topo = Topology::new(mesh.faces(), mesh.vertex_count());
+    let model = ctx.model(mesh).map_err(internal)?;
+    model.topology();
     let build_ms = ms(t);
     let t = Instant::now();
-    let r = self_collide(&mesh, &bvh, &topo, None).map_err(internal)?;
+    let pairs = ctx.self_collide(&model).map_err(internal)?;
     let query_ms = ms(t);
-    let mut contact: Vec<u32> = r.pairs.iter().flatten().copied().collect();
+    let mesh = model.mesh();
+    let mut contact: Vec<u32> = pairs.iter().flatten().copied().collect();
     contact.sort_unstable();
     contact.dedup();
     if let Some(path) = render {
         let mut pic = Picture::new(960, 720);
-        pic.add_mesh(&mesh, &Pose64::IDENTITY, Picture::GREY, &contact);
+        pic.add_mesh(mesh, &Pose64::IDENTITY, Picture::GREY, &contact);
         save_picture(&pic, path)?;
     }
     if let Some(path) = export_to {
-        export(path, &[(&mesh, Pose64::IDENTITY, &contact)])?;
+        export(path, &[(mesh, Pose64::IDENTITY, &contact)])?;
     }
     if json {
         let v = json!({
             "mesh": m.display().to_string(),
+            "backend": ctx.backend().to_string(),
             "triangles": mesh.face_count(),
-            "count": r.pairs.len(),
-            "pairs": r.pairs,
+            "count": pairs.len(),
+            "pairs": pairs,
             "contact_faces": contact.len(),
             "build_ms": build_ms,
             "query_ms": query_ms,
@@ -235,15 +245,16 @@ pub fn self_cmd(
         println!("{v}");
     } else {
         println!("mesh: {} ({} triangles)", m.display(), mesh.face_count());
+        println!("backend: {}", ctx.backend());
         println!(
             "self-intersecting face pairs (no shared vertex): {}",
-            r.pairs.len()
+            pairs.len()
         );
-        for [i, j] in r.pairs.iter().take(10) {
+        for [i, j] in pairs.iter().take(10) {
             println!("  face {i} x face {j}");
         }
-        if r.pairs.len() > 10 {
-            println!("  ... {} more", r.pairs.len() - 10);
+        if pairs.len() > 10 {
+            println!("  ... {} more", pairs.len() - 10);
         }
         println!("build {build_ms:.3} ms, query {query_ms:.3} ms");
         if let Some(r) = render {
