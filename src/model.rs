@@ -295,6 +295,14 @@ mod tests {
             .unwrap()
     }
 
+    /// Models and contexts cross threads (a physics engine queries from its worker threads).
+    #[test]
+    fn models_and_contexts_are_send_and_sync() {
+        fn check<T: Send + Sync>() {}
+        check::<Model>();
+        check::<crate::Context>();
+    }
+
     /// Refits through the cached plan equal the free refit, also after the tree was replaced
     /// under the plan (as a device backend may do).
     #[test]
