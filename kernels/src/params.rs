@@ -87,6 +87,9 @@ params!(
         values_out: u64,
         /// `u32[256 * tiles]`, digit-major.
         histogram: u64,
+        /// `u32[8 * 256]`: digit counts by pass, added up by the histograms (zero before
+        /// pass 0).
+        totals: u64,
         /// Elements.
         count: u32,
         /// Bit offset of the digit.

@@ -56,6 +56,7 @@ fn params_match() {
         keys_out,
         values_out,
         histogram,
+        totals,
         count,
         shift,
         tile,

@@ -1,12 +1,16 @@
 //! The LBVH kernels, run on the test device (`Device::for_tests()`: the emulator,
 //! or CUDA device 0 with `GPROX_TEST_DEVICE=cuda`), against the CPU stages of `gprox_bvh::lbvh`:
 //! same boxes, same Morton codes, same sorted order, same topology, bit-identical refit boxes,
-//! and a valid tree.
+//! and a valid tree. The radix sort is also stressed on its own (duplicates, high-digit-only
+//! keys, any launch shape) and the build's device operations are counted.
 
 mod common;
 
-use gprox_bvh::{lbvh, refit, Aabb, Bvh, BvhNode, LEAF};
-use gprox_cuda::Device;
+use gprox_bvh::{lbvh, refit, sort, Aabb, Bvh, BvhNode, LEAF};
+use gprox_cuda::lbvh::RadixOptions;
+use gprox_cuda::{Device, ResidentMesh};
+use gprox_geometry::glam::Vec3;
+use gprox_geometry::TriMesh;
 use proptest::prelude::*;
 
 fn bits_boxes(b: &[Aabb]) -> &[u32] {
@@ -167,4 +171,210 @@ fn chain_of_300_faces_builds_like_the_cpu() {
     let gpu = Device::for_tests().build_bvh(&mesh).unwrap();
     assert_eq!(gpu, lbvh::build(&mesh));
     assert_valid(&gpu, &refit::triangle_aabbs(&mesh));
+}
+
+/// Keys that stress the radix sort: few distinct keys (long runs of duplicates), keys that differ
+/// only in their high digits (the low passes see one digit: the device skips them), and
+/// anything, small or full width. Short inputs are as likely as long ones.
+fn stress_keys() -> impl Strategy<Value = Vec<u64>> {
+    prop_oneof![0usize..40, 0usize..300, 0usize..1200].prop_flat_map(|len| {
+        prop_oneof![
+            (
+                prop::collection::vec(any::<u64>(), 1..5),
+                prop::collection::vec(any::<prop::sample::Index>(), len),
+            )
+                .prop_map(|(pool, picks)| picks.iter().map(|i| *i.get(&pool)).collect()),
+            (
+                any::<u64>(),
+                1u32..=3,
+                prop::collection::vec(any::<u32>(), len)
+            )
+                .prop_map(|(low, bytes, high)| {
+                    let shift = 64 - 8 * bytes;
+                    let low = low & ((1u64 << shift) - 1);
+                    high.iter()
+                        .map(|&h| (u64::from(h) & ((1u64 << (8 * bytes)) - 1)) << shift | low)
+                        .collect()
+                }),
+            prop::collection::vec(prop_oneof![any::<u64>(), 0u64..300], len),
+        ]
+    })
+}
+
+/// Keys and a launch shape for them: tiles from one element up (at most 24 tiles, as every
+/// emulated block costs a round of thread hand-offs; several rounds a tile when it holds more
+/// than four elements a thread), one to eight warps, any scan grid (0: sized from the input).
+fn stress_case() -> impl Strategy<Value = (Vec<u64>, RadixOptions)> {
+    (
+        stress_keys(),
+        prop_oneof![0usize..8, 0usize..300],
+        prop_oneof![6 => Just(32u32), 2 => Just(64), 1 => Just(96), 1 => Just(256)],
+        prop_oneof![3 => 1u32..=8, 1 => Just(0u32), 1 => 1u32..=256],
+    )
+        .prop_map(|(codes, extra, block, scan_blocks)| {
+            let tile = (codes.len().div_ceil(24).max(1) + extra) as u32;
+            let opts = RadixOptions {
+                tile,
+                block,
+                scan_blocks,
+            };
+            (codes, opts)
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    #[test]
+    fn sort_stress_matches_cpu((codes, opts) in stress_case()) {
+        let d = Device::for_tests();
+        prop_assert_eq!(d.sort_codes_with(&codes, opts).unwrap(), sort::sort_codes(&codes));
+    }
+}
+
+#[test]
+fn sort_with_the_default_shape_on_many_tiles() {
+    // Pseudo-random 63-bit codes and a repeated one, over many tiles (and scan blocks on a GPU).
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let codes: Vec<u64> = (0..20_000)
+        .map(|i| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            if i % 7 == 0 {
+                42
+            } else {
+                x >> 1
+            }
+        })
+        .collect();
+    let d = Device::for_tests();
+    assert_eq!(d.sort_codes(&codes).unwrap(), sort::sort_codes(&codes));
+}
+
+#[test]
+fn sort_with_passes_to_skip() {
+    let d = Device::for_tests();
+    let n = 300u64;
+    // Every pass skipped (all keys equal), all but one (one digit varies), and the top bit.
+    let cases: Vec<Vec<u64>> = vec![
+        vec![0x0123_4567_89ab_cdef; n as usize],
+        (0..n).map(|i| ((n - i) % 256) << 56).collect(),
+        (0..n).map(|i| ((i * 37) % 256) << 24 | 0xff).collect(),
+        (0..n).map(|i| (i % 3) << 63 | (i % 5)).collect(),
+    ];
+    for codes in cases {
+        for opts in [
+            RadixOptions::default_for(&d),
+            RadixOptions {
+                tile: 7,
+                block: 64,
+                scan_blocks: 256,
+            },
+        ] {
+            assert_eq!(
+                d.sort_codes_with(&codes, opts).unwrap(),
+                sort::sort_codes(&codes)
+            );
+        }
+    }
+}
+
+#[test]
+fn sort_rejects_unsupported_shapes() {
+    let d = Device::for_tests();
+    let codes = [3u64, 1, 2];
+    for (tile, block, scan_blocks) in [(0, 32, 0), (8, 0, 0), (8, 48, 0), (8, 512, 0), (8, 32, 257)]
+    {
+        let opts = RadixOptions {
+            tile,
+            block,
+            scan_blocks,
+        };
+        assert!(
+            d.sort_codes_with(&codes, opts).is_err(),
+            "{opts:?} must be rejected"
+        );
+    }
+}
+
+/// A strip of `faces` triangles winding through space.
+fn strip(faces: u32) -> TriMesh {
+    let pos: Vec<_> = (0..faces + 2)
+        .map(|i| {
+            let f = i as f32;
+            Vec3::new((f * 0.37).sin(), (f * 0.11).cos(), (f * 0.07).sin())
+        })
+        .collect();
+    TriMesh::new(pos, (0..faces).map(|i| [i, i + 1, i + 2]).collect()).unwrap()
+}
+
+/// The device build uploads the mesh and nothing else, runs every stage as launches with no
+/// host synchronisation in between, and brings the finished tree back in one download of the
+/// nodes and one of the parents. The resident build costs exactly the same (it keeps the
+/// buffers the build made instead of uploading the tree again), and later refits from them.
+#[test]
+fn build_ops_one_download_per_output_array() {
+    let d = Device::for_tests();
+    let mesh = strip(500);
+    let n = mesh.face_count() as u64;
+    let mesh_bytes = 12 * (mesh.positions().len() as u64 + n);
+    let tree_bytes = (2 * n - 1) * (std::mem::size_of::<BvhNode>() as u64 + 4);
+    // Face boxes, two bound reductions, codes; 8 radix passes of 3; hierarchy; refit.
+    let launches = 4 + 8 * 3 + 1 + 1;
+
+    let before = d.ops();
+    let bvh = d.build_bvh(&mesh).unwrap();
+    let used = d.ops() - before;
+    assert_eq!(bvh, lbvh::build(&mesh));
+    assert_eq!(used.launches, launches);
+    assert_eq!(used.syncs, 2, "one sync-causing download per output array");
+    assert_eq!(used.h2d_bytes, mesh_bytes, "the mesh is the only upload");
+    assert_eq!(used.d2h_bytes, tree_bytes, "nodes and parents, once each");
+
+    let before = d.ops();
+    let (mut resident, host) = ResidentMesh::build(&d, &mesh).unwrap();
+    let resident_used = d.ops() - before;
+    assert_eq!(host, bvh);
+    assert_eq!(resident_used, used, "no re-upload, no extra buffer");
+    assert_eq!(
+        bits_nodes(&resident.nodes().unwrap()),
+        bits_nodes(&bvh.nodes)
+    );
+
+    // Refits run from the kept buffers (face boxes, visit flags): twice, like the CPU.
+    let mut cpu = bvh.clone();
+    for step in 1..=2 {
+        let moved: Vec<Vec3> = mesh
+            .positions()
+            .iter()
+            .enumerate()
+            .map(|(i, p)| *p * (1.0 + 0.25 * step as f32) + Vec3::new(0.0, (i % 3) as f32, 0.0))
+            .collect();
+        let before = d.ops();
+        resident.update(&moved).unwrap();
+        let used = d.ops() - before;
+        assert_eq!(
+            (used.syncs, used.h2d_bytes, used.allocations),
+            (0, 12 * moved.len() as u64, 0)
+        );
+        let moved_mesh = TriMesh::new(moved, mesh.faces().to_vec()).unwrap();
+        refit::refit(&mut cpu, &refit::triangle_aabbs(&moved_mesh)).unwrap();
+        assert_eq!(
+            bits_nodes(&resident.nodes().unwrap()),
+            bits_nodes(&cpu.nodes)
+        );
+    }
+}
+
+#[test]
+fn resident_build_of_tiny_meshes() {
+    let d = Device::for_tests();
+    for faces in [1u32, 2, 3] {
+        let mesh = strip(faces);
+        let (resident, bvh) = ResidentMesh::build(&d, &mesh).unwrap();
+        assert_eq!(bvh, lbvh::build(&mesh));
+        assert_eq!(resident.leaf_count(), faces);
+        assert_eq!(resident.nodes().unwrap(), bvh.nodes);
+    }
 }

@@ -5,8 +5,6 @@
 #include "gprox/layout.cuh"
 
 namespace gprox {
-/// Largest radix-sort tile (elements per block) the scatter kernel's shared memory holds.
-#define GPROX_RADIX_MAX_TILE 4096
 /// Buckets of one radix pass (8-bit digits).
 #define GPROX_RADIX_BUCKETS 256
 
@@ -44,9 +42,10 @@ struct RadixParams {
   uint64_t keys_out;    ///< uint64_t[count] (out)
   uint64_t values_out;  ///< uint32_t[count] (out)
   uint64_t histogram;   ///< uint32_t[256 * tiles], digit-major
+  uint64_t totals;      ///< uint32_t[8 * 256]: digit counts by pass (zero before pass 0)
   uint32_t count;       ///< elements
   uint32_t shift;       ///< bit offset of the digit
-  uint32_t tile;        ///< elements per block (<= GPROX_RADIX_MAX_TILE)
+  uint32_t tile;        ///< elements per block of histogram and scatter (>= 1)
   uint32_t tiles;       ///< blocks = ceil(count / tile)
 };
 
