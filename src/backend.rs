@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use rayon::prelude::*;
+
 use glam::{Affine3A, Vec3};
 use gprox_cuda::{Device, DeviceOps, GpuCollideOptions, ResidentObject};
 use gprox_geometry::transform::Pose64;
@@ -315,6 +317,52 @@ impl Context {
                 let r = model.resident(d)?;
                 let balance = gprox_cuda::BalanceOptions::default();
                 Ok(d.self_collide_resident(&r, model.mesh(), &balance)?.pairs)
+            }
+        }
+    }
+
+    /// Many pair queries at once: for each `(a, pose_a, b, pose_b)` of `pairs`, what
+    /// [`Context::collide_all`] answers for it. On a device the whole batch is one traversal
+    /// and one host synchronisation (small models fill the GPU together); on the CPU the pairs
+    /// run in parallel.
+    ///
+    /// ```
+    /// use gprox::{geometry::scene::torus, Backend, CollideOptions, Context};
+    /// use glam::{Affine3A, Vec3};
+    /// let ctx = Context::new(Backend::Cpu).unwrap();
+    /// let m = ctx.model(torus(1.0, 0.3, 16, 8).unwrap()).unwrap();
+    /// let at = |x: f32| Affine3A::from_translation(Vec3::new(x, 0.0, 0.0));
+    /// let found = ctx
+    ///     .collide_batch(&[(&m, at(0.0), &m, at(0.4)), (&m, at(0.0), &m, at(9.0))], &CollideOptions::default())
+    ///     .unwrap();
+    /// assert!(!found[0].is_empty() && found[1].is_empty());
+    /// ```
+    pub fn collide_batch(
+        &self,
+        pairs: &[(&Model, Affine3A, &Model, Affine3A)],
+        opts: &CollideOptions,
+    ) -> Result<Vec<Vec<[u32; 2]>>, Error> {
+        match &self.device {
+            None => pairs
+                .par_iter()
+                .map(|(a, pa, b, pb)| self.collide_all(a, pa, b, pb, opts))
+                .collect(),
+            Some(d) => {
+                let resident = pairs
+                    .iter()
+                    .map(|(a, _, b, _)| Ok((a.resident(d)?, b.resident(d)?)))
+                    .collect::<Result<Vec<_>, Error>>()?;
+                let objects: Vec<_> = pairs
+                    .iter()
+                    .zip(&resident)
+                    .map(|((a, pa, b, pb), (ra, rb))| {
+                        (
+                            ResidentObject::new(ra, a.mesh(), Pose64::from_affine(pa)),
+                            ResidentObject::new(rb, b.mesh(), Pose64::from_affine(pb)),
+                        )
+                    })
+                    .collect();
+                Ok(d.collide_batch(&objects, &gpu_options(opts))?)
             }
         }
     }

@@ -316,3 +316,38 @@ fn self_ccd_of_a_resident_model() {
     }
     assert!(hits > 0, "the tori cut through each other");
 }
+
+/// The batch call on resident models: each pair's own answer on the CPU, one synchronisation
+/// for the whole batch when warm.
+#[test]
+fn batch_of_pairs_is_one_sync() {
+    let cpu = Context::new(Backend::Cpu).unwrap();
+    let emu = Context::new(device::test_backend()).unwrap();
+    let (ma, mb) = (
+        torus(1.0, 0.3, 16, 8).unwrap(),
+        torus(0.6, 0.2, 12, 6).unwrap(),
+    );
+    let (ca, cb) = (
+        cpu.model(ma.clone()).unwrap(),
+        cpu.model(mb.clone()).unwrap(),
+    );
+    let (ea, eb) = (emu.model(ma).unwrap(), emu.model(mb).unwrap());
+    let poses: Vec<Affine3A> = (0..12)
+        .map(|k| Affine3A::from_translation(Vec3::new(0.2 * k as f32, 0.3, 0.0)) * interlocked())
+        .collect();
+    let cpu_pairs: Vec<_> = poses
+        .iter()
+        .map(|p| (&ca, Affine3A::IDENTITY, &cb, *p))
+        .collect();
+    let emu_pairs: Vec<_> = poses
+        .iter()
+        .map(|p| (&ea, Affine3A::IDENTITY, &eb, *p))
+        .collect();
+    let opts = CollideOptions::default();
+    let want = cpu.collide_batch(&cpu_pairs, &opts).unwrap();
+    assert!(want.iter().filter(|p| !p.is_empty()).count() > 3);
+    assert_eq!(emu.collide_batch(&emu_pairs, &opts).unwrap(), want);
+    let (again, used) = ops(&emu, || emu.collide_batch(&emu_pairs, &opts).unwrap());
+    assert_eq!(again, want);
+    assert_eq!((used.syncs, used.allocations), (1, 0), "{used:?}");
+}

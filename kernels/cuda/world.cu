@@ -4,9 +4,10 @@
 // balanced traversal (balance.cu, GPROX_BALANCE_WORLD) serves every body pair at once.
 //
 // * gprox_world_body_boxes: the world box of every node of every body (one thread per node).
-// * gprox_world_pairs: the broad phase: every pair of bodies (i < j) whose root boxes overlap is
-//   dealt round-robin into the task queues as a work item (root of i, root of j); the scan and
-//   spread that follow balance them like any round.
+// * gprox_world_pairs: the broad phase: every pair of bodies (i < j), or every pair of a given
+//   list (the batch call), whose root boxes overlap is dealt round-robin into the task queues as
+//   a work item (root of i, root of j); the scan and spread that follow balance them like any
+//   round.
 // * gprox_world_contacts: the traversal's leaf pairs (world node indices) become (body, face,
 //   body, face) records in host-mapped memory after the filtered triangle test.
 #include "gprox/common.cuh"
@@ -34,16 +35,23 @@ GPROX_KERNEL(gprox_world_pairs, WorldPairsParams) {
   uint32_t* counts = dev_ptr<uint32_t>(p.counts);
   uint32_t* work = dev_ptr<uint32_t>(p.work);
   const uint64_t n = p.count;
-  const uint64_t pairs = n * (n - 1) / 2;
+  const uint32_t* list = p.list != 0 ? dev_ptr<const uint32_t>(p.list) : nullptr;
+  const uint64_t pairs = list != nullptr ? p.list_count : n * (n - 1) / 2;
   const uint64_t step = static_cast<uint64_t>(gridDim.x) * blockDim.x;
   for (uint64_t k = global_thread(); k < pairs; k += step) {
-    // Pair k of the upper triangle, row by row: i = the largest with i (2n - i - 1) / 2 <= k.
-    uint64_t i = static_cast<uint64_t>(
-        (2.0 * n - 1.0 - sqrt((2.0 * n - 1.0) * (2.0 * n - 1.0) - 8.0 * static_cast<double>(k))) /
-        2.0);
-    while (i > 0 && i * (2 * n - i - 1) / 2 > k) --i;
-    while ((i + 1) * (2 * n - i - 2) / 2 <= k) ++i;
-    const uint64_t j = k - i * (2 * n - i - 1) / 2 + i + 1;
+    uint64_t i, j;
+    if (list != nullptr) {
+      i = list[2 * k];
+      j = list[2 * k + 1];
+    } else {
+      // Pair k of the upper triangle, row by row: i = the largest with i (2n - i - 1) / 2 <= k.
+      i = static_cast<uint64_t>((2.0 * n - 1.0 - sqrt((2.0 * n - 1.0) * (2.0 * n - 1.0) -
+                                                      8.0 * static_cast<double>(k))) /
+                                2.0);
+      while (i > 0 && i * (2 * n - i - 1) / 2 > k) --i;
+      while ((i + 1) * (2 * n - i - 2) / 2 <= k) ++i;
+      j = k - i * (2 * n - i - 1) / 2 + i + 1;
+    }
     const uint32_t ri = bodies[i].base, rj = bodies[j].base;
     if (!overlaps(boxes[ri], boxes[rj])) continue;
     const uint32_t at = atomicAdd(&counters[GPROX_BC_ROOTS], 1u);

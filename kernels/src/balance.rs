@@ -135,6 +135,8 @@ pub(crate) struct WorldSetup {
     pub count: u32,
     /// Whether the contacts get the filtered triangle test on the device.
     pub test: bool,
+    /// The body pairs to test (`u32[2 n]` device address and `n`), instead of every pair.
+    pub list: Option<(u64, u32)>,
 }
 
 /// What came back from a traversal.
@@ -435,12 +437,16 @@ impl Device {
                 work: work[0].device_ptr(),
                 counts: counts[0].device_ptr(),
                 counters: counters.device_ptr(),
+                list: w.list.map_or(0, |l| l.0),
                 count: w.count,
                 tasks,
                 stride,
-                pad: 0,
+                list_count: w.list.map_or(0, |l| l.1),
             };
-            let body_pairs = w.count as usize * (w.count as usize).saturating_sub(1) / 2;
+            let body_pairs = match w.list {
+                Some((_, n)) => n as usize,
+                None => w.count as usize * (w.count as usize).saturating_sub(1) / 2,
+            };
             // SAFETY: the body table holds `count` bodies whose boxes are in `boxes_a`; work[0]
             // holds `tasks` regions of `stride` pairs (the kernel checks each slot), counts
             // `tasks` sizes zeroed by the init.

@@ -345,14 +345,16 @@ params!(
         counts: u64,
         /// `u32[BALANCE_COUNTERS]`.
         counters: u64,
+        /// 0 (every pair of bodies) or `const u32[2 list_count]`: the body pairs to test.
+        list: u64,
         /// Bodies.
         count: u32,
         /// Tasks.
         tasks: u32,
         /// Capacity of a task's region.
         stride: u32,
-        /// Padding.
-        pad: u32,
+        /// Pairs of `list`.
+        list_count: u32,
     }
 );
 

@@ -56,10 +56,89 @@ impl Device {
         opts: &GpuCollideOptions,
         balance: &BalanceOptions,
     ) -> Result<(ManyContacts, BalanceStats)> {
+        let (records, stats) = self.world_contacts(bodies, None, opts, balance)?;
+        let mut many = ManyContacts::default();
+        for ([a, b], pair) in records {
+            match many.object_pairs.last_mut() {
+                Some(last) if [last.a, last.b] == [a, b] => last.pairs.push(pair),
+                _ => many.object_pairs.push(ObjectPairContacts {
+                    a,
+                    b,
+                    pairs: vec![pair],
+                }),
+            }
+            many.total += 1;
+        }
+        Ok((many, stats))
+    }
+
+    /// Many independent pair queries in one batch: for each `(a, b)` of `pairs`, every
+    /// `[face of a, face of b]` that intersects (or lies within `opts.margin`), sorted — what
+    /// [`Device::collide_all_resident`] answers for that pair alone. One world of `2 ×
+    /// pairs.len()` bodies, one traversal serving every pair, one host synchronisation: small
+    /// models fill the GPU together where one launch each would leave it idle.
+    ///
+    /// ```
+    /// use gprox_cuda::{Device, GpuCollideOptions, ResidentMesh, ResidentObject};
+    /// use gprox_geometry::{glam::{Affine3A, Vec3}, scene::torus, transform::Pose64};
+    /// let d = Device::emulated();
+    /// let mesh = torus(1.0, 0.3, 12, 6).unwrap();
+    /// let r = ResidentMesh::new(&d, &mesh, &gprox_bvh::lbvh::build(&mesh)).unwrap();
+    /// let at = |x: f32| ResidentObject::new(
+    ///     &r, &mesh, Pose64::from_affine(&Affine3A::from_translation(Vec3::new(x, 0.0, 0.0))));
+    /// let pairs = [(at(0.0), at(0.5)), (at(0.0), at(9.0))];
+    /// let found = d.collide_batch(&pairs, &GpuCollideOptions::default()).unwrap();
+    /// assert!(!found[0].is_empty() && found[1].is_empty());
+    /// assert_eq!(found[0], d.collide_all_resident(&pairs[0].0, &pairs[0].1, &Default::default()).unwrap());
+    /// ```
+    pub fn collide_batch(
+        &self,
+        pairs: &[(ResidentObject<'_>, ResidentObject<'_>)],
+        opts: &GpuCollideOptions,
+    ) -> Result<Vec<Vec<[u32; 2]>>> {
+        let balance = BalanceOptions {
+            initial_result_capacity: opts.initial_capacity.max(1),
+            ..BalanceOptions::default()
+        };
+        Ok(self.collide_batch_balanced(pairs, opts, &balance)?.0)
+    }
+
+    /// [`Device::collide_batch`] with explicit tuning of the balanced traversal.
+    pub fn collide_batch_balanced(
+        &self,
+        pairs: &[(ResidentObject<'_>, ResidentObject<'_>)],
+        opts: &GpuCollideOptions,
+        balance: &BalanceOptions,
+    ) -> Result<(Vec<Vec<[u32; 2]>>, BalanceStats)> {
+        // Body 2k is pair k's first object, body 2k + 1 its second.
+        let bodies: Vec<ResidentObject<'_>> = pairs.iter().flat_map(|(a, b)| [*a, *b]).collect();
+        let list: Vec<[u32; 2]> = (0..pairs.len() as u32)
+            .map(|k| [2 * k, 2 * k + 1])
+            .collect();
+        let (records, stats) = self.world_contacts(&bodies, Some(&list), opts, balance)?;
+        let mut out = vec![Vec::new(); pairs.len()];
+        for ([a, _], pair) in records {
+            out[a as usize / 2].push(pair);
+        }
+        Ok((out, stats))
+    }
+
+    /// The contacts of a world query over `bodies`: between every two of them, or between the
+    /// body pairs of `list` (`[i, j]` with `i < j`, input indices); sorted `([body a, body b],
+    /// [face a, face b])` records, each decided (undecided pairs get the exact host test, or
+    /// with a margin every pair its distance).
+    fn world_contacts(
+        &self,
+        bodies: &[ResidentObject<'_>],
+        list: Option<&[[u32; 2]]>,
+        opts: &GpuCollideOptions,
+        balance: &BalanceOptions,
+    ) -> Result<(WorldRecords, BalanceStats)> {
         check_margin(opts.margin)?;
         // The table holds the bodies with faces (others touch nothing), in input order.
         let mut table: Vec<WorldBody> = Vec::with_capacity(bodies.len());
         let mut index: Vec<u32> = Vec::with_capacity(bodies.len());
+        let mut slot: Vec<Option<u32>> = vec![None; bodies.len()];
         let mut total = 0u64;
         for (i, b) in bodies.iter().enumerate() {
             b.check("body")?;
@@ -68,6 +147,7 @@ impl Device {
                 continue;
             }
             let r = b.resident;
+            slot[i] = Some(table.len() as u32);
             table.push(WorldBody {
                 pose: b.pose,
                 nodes: r.nodes.device_ptr(),
@@ -86,15 +166,25 @@ impl Device {
                 });
             }
         }
-        let none = (ManyContacts::default(), BalanceStats::default());
-        if table.len() < 2 {
+        // The listed pairs between bodies with faces, in table indices.
+        let listed: Option<Vec<[u32; 2]>> = list.map(|l| {
+            l.iter()
+                .filter_map(|&[i, j]| Some([slot[i as usize]?, slot[j as usize]?]))
+                .collect()
+        });
+        let none = (Vec::new(), BalanceStats::default());
+        if table.len() < 2 || listed.as_ref().is_some_and(Vec::is_empty) {
             return Ok(none);
         }
         let count = table.len() as u32;
-        // The body table is what moves each frame (poses): one upload into a pooled buffer.
+        // The body table (and a pair list) is what moves each frame: uploads into pooled
+        // buffers.
         let words: &[u32] = bytemuck::cast_slice(&table);
         let mut table_buf = self.lease::<DeviceBuffer<u32>>("world.bodies", words.len())?;
         table_buf.write_prefix(words)?;
+        let list_words: &[u32] = listed.as_deref().map_or(&[], bytemuck::cast_slice);
+        let mut list_buf = self.lease::<DeviceBuffer<u32>>("world.list", list_words.len())?;
+        list_buf.write_prefix(list_words)?;
         let boxes = self.lease::<DeviceBuffer<Aabb>>("world.boxes", total as usize)?;
         let bp = WorldBodyBoxesParams {
             bodies: table_buf.device_ptr(),
@@ -129,12 +219,15 @@ impl Device {
                 bodies: table_buf.device_ptr(),
                 count,
                 test: opts.margin == 0.0,
+                list: listed
+                    .as_ref()
+                    .map(|l| (list_buf.device_ptr(), l.len() as u32)),
             }),
         };
         let run = self.run_traversal(&t, balance)?;
-        // Group by body pair; decide what the device left undecided (or, with a margin, every
-        // pair by its distance).
-        let mut records: Vec<([u32; 2], [u32; 2])> = Vec::with_capacity(run.contacts.len());
+        // Decide what the device left undecided (or, with a margin, every pair by its
+        // distance).
+        let mut records: WorldRecords = Vec::with_capacity(run.contacts.len());
         for [bi, fa, bj, fb] in run.contacts {
             let (a, b) = (index[bi as usize], index[bj as usize]);
             let pair = [fa & !PAIR_UNDECIDED, fb];
@@ -154,18 +247,9 @@ impl Device {
         }
         records.sort_unstable();
         records.dedup();
-        let mut many = ManyContacts::default();
-        for (bodies_ab, pair) in records {
-            match many.object_pairs.last_mut() {
-                Some(last) if [last.a, last.b] == bodies_ab => last.pairs.push(pair),
-                _ => many.object_pairs.push(ObjectPairContacts {
-                    a: bodies_ab[0],
-                    b: bodies_ab[1],
-                    pairs: vec![pair],
-                }),
-            }
-            many.total += 1;
-        }
-        Ok((many, run.stats))
+        Ok((records, run.stats))
     }
 }
+
+/// Decided contacts of a world query: `([body a, body b], [face a, face b])`, sorted.
+type WorldRecords = Vec<([u32; 2], [u32; 2])>;

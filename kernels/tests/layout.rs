@@ -171,9 +171,11 @@ fn params_match() {
         work,
         counts,
         counters,
+        list,
         count,
         tasks,
-        stride
+        stride,
+        list_count
     );
     size!(WorldContactsParams);
     offset!(

@@ -134,3 +134,65 @@ fn torus_pile_matches_cpu_within_budget() {
     // The body table: 128 bytes a body.
     assert_eq!(used.h2d_bytes, 128 * 60, "{used:?}");
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// The batch call: each listed pair (objects may repeat, in any order) gets exactly the
+    /// pairs of its own query and of the brute force.
+    #[test]
+    fn batch_matches_single_queries(
+        objects in prop::collection::vec((common::mesh(8), common::pose()), 1..5),
+        picks in prop::collection::vec((0usize..5, 0usize..5), 0..8),
+        small in any::<bool>(),
+    ) {
+        let d = Device::for_tests();
+        let trees: Vec<Bvh> = objects.iter().map(|(m, _)| lbvh::build(m)).collect();
+        let resident: Vec<ResidentMesh> = objects
+            .iter()
+            .zip(&trees)
+            .map(|((m, _), t)| ResidentMesh::new(&d, m, t).unwrap())
+            .collect();
+        let obj = |i: usize| {
+            let i = i % objects.len();
+            ResidentObject::new(&resident[i], &objects[i].0, objects[i].1)
+        };
+        let pairs: Vec<_> = picks.iter().map(|&(i, j)| (obj(i), obj(j))).collect();
+        let balance = if small { tiny() } else { BalanceOptions::default() };
+        let opts = GpuCollideOptions::default();
+        let (got, _) = d.collide_batch_balanced(&pairs, &opts, &balance).unwrap();
+        prop_assert_eq!(got.len(), pairs.len());
+        for (k, (a, b)) in pairs.iter().enumerate() {
+            prop_assert_eq!(&got[k], &d.collide_all_resident(a, b, &opts).unwrap());
+            prop_assert_eq!(&got[k], &common::brute_force_pairs(a.mesh, &a.pose, b.mesh, &b.pose));
+        }
+    }
+}
+
+/// A warm batch of 100 pairs is one synchronisation, no allocation, and uploads only the body
+/// table and the pair list (2 × 128 + 8 bytes a pair).
+#[test]
+fn warm_batch_is_one_sync() {
+    let d = Device::for_tests();
+    let mesh = torus(0.5, 0.15, 12, 6).unwrap();
+    let tree = lbvh::build(&mesh);
+    let r = ResidentMesh::new(&d, &mesh, &tree).unwrap();
+    let at = |x: f32, turn: f32| {
+        let p =
+            Affine3A::from_translation(Vec3::new(x, 0.0, 0.0)) * Affine3A::from_rotation_x(turn);
+        ResidentObject::new(&r, &mesh, Pose64::from_affine(&p))
+    };
+    let pairs: Vec<_> = (0..100)
+        .map(|k| (at(0.0, 0.0), at(0.1 + 0.01 * k as f32, 0.03 * k as f32)))
+        .collect();
+    let opts = GpuCollideOptions::default();
+    let first = d.collide_batch(&pairs, &opts).unwrap();
+    let touching = first.iter().filter(|p| !p.is_empty()).count();
+    assert!(touching > 50, "{touching}");
+    let before = d.ops();
+    let again = d.collide_batch(&pairs, &opts).unwrap();
+    let used = d.ops() - before;
+    assert_eq!(again, first);
+    assert_eq!((used.syncs, used.allocations), (1, 0), "{used:?}");
+    assert_eq!(used.h2d_bytes, 100 * (2 * 128 + 8), "{used:?}");
+}

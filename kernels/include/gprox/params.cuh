@@ -219,18 +219,20 @@ struct WorldBodyBoxesParams {
   uint32_t total;   ///< nodes of all bodies
 };
 
-/// gprox_world_pairs: the broad phase on the device: every body pair (i < j) whose root boxes
-/// overlap becomes a work item (root of i, root of j), dealt round-robin into the task queues.
+/// gprox_world_pairs: the broad phase on the device: every body pair (i < j) — or every pair of
+/// `list` — whose root boxes overlap becomes a work item (root of i, root of j), dealt
+/// round-robin into the task queues.
 struct WorldPairsParams {
   uint64_t bodies;    ///< const WorldBody[count]
   uint64_t boxes;     ///< const Aabb[]: world boxes by world index
   uint64_t work;      ///< uint32_t[2 * tasks * stride] (out)
   uint64_t counts;    ///< uint32_t[tasks] (in/out, zeroed by gprox_balance_init)
   uint64_t counters;  ///< uint32_t[GPROX_BALANCE_COUNTERS]: ROOTS counted, OVERFLOW on no room
+  uint64_t list;      ///< 0 (every pair of bodies) or const uint32_t[2 * list_count]: pairs to test
   uint32_t count;     ///< bodies
   uint32_t tasks;
-  uint32_t stride;  ///< capacity of a task's region
-  uint32_t pad;
+  uint32_t stride;      ///< capacity of a task's region
+  uint32_t list_count;  ///< pairs of `list`
 };
 
 /// gprox_world_contacts: a world traversal's leaf pairs (world node indices) turned into
