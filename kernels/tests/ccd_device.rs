@@ -8,7 +8,7 @@ mod common;
 #[path = "../../crates/query/tests/common/scalable_ccd.rs"]
 mod scalable_ccd;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use gprox_bvh::lbvh;
 use gprox_bvh::swept::swept_triangle_aabbs;
@@ -22,7 +22,9 @@ use gprox_geometry::TriMesh;
 use gprox_query::ccd::{ccd_pair, ccd_self_with_bvh, CcdOptions};
 use gprox_query::self_collide::Topology;
 use proptest::prelude::*;
-use scalable_ccd::{igl_edges, json_bools, json_ints, read_ply};
+use scalable_ccd::{
+    csv_files, frame_pair, igl_edges, json_bools, json_ints, read_ply, scenes, sorted_entries,
+};
 
 const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/data/ccd");
 
@@ -72,21 +74,6 @@ fn check_batch(d: &Device, name: &str, queries: &[ElementaryQuery], truth: &[boo
     );
     assert_eq!(t.false_negatives, 0, "{name}");
     t
-}
-
-fn csv_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<_> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            csv_files(&p, out);
-        } else if p.extension().is_some_and(|e| e == "csv") {
-            out.push(p);
-        }
-    }
 }
 
 /// Exact f64 of `num / den` (power-of-two denominator, |num| ≤ 2^53).
@@ -148,35 +135,13 @@ fn scalable_ccd_sample_matches_the_cpu() {
         return;
     }
     let d = Device::for_tests();
-    let mut scenes: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("dir")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.join("boxes").is_dir())
-        .collect();
-    scenes.sort();
-    for scene in scenes {
-        let mut frames: Vec<PathBuf> = std::fs::read_dir(scene.join("frames"))
-            .expect("frames")
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .collect();
-        frames.sort_by_key(|p| {
-            let s = p
-                .file_stem()
-                .map(|s| s.to_string_lossy().to_string())
-                .unwrap_or_default();
-            let digits: String = s.chars().filter(|c| c.is_ascii_digit()).collect();
-            digits.parse::<u64>().unwrap_or(0)
-        });
-        assert_eq!(frames.len(), 2, "{}", scene.display());
+    for scene in scenes(&dir) {
+        let frames = frame_pair(&scene);
         let (v0, faces) = read_ply(&frames[0]);
         let (v1, _) = read_ply(&frames[1]);
         let edges = igl_edges(&faces);
         let (nv, ne) = (v0.len() as u64, edges.len() as u64);
-        let mut boxes: Vec<PathBuf> = std::fs::read_dir(scene.join("boxes"))
-            .expect("boxes")
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .collect();
-        boxes.sort();
+        let boxes = sorted_entries(&scene.join("boxes"));
         for bfile in boxes {
             let stem = bfile
                 .file_stem()
@@ -519,11 +484,7 @@ fn scalable_scenes_mesh_ccd_matches_the_cpu() {
         if !dir.is_dir() || (scene != "cloth-funnel" && !run_all()) {
             continue;
         }
-        let mut frames: Vec<PathBuf> = std::fs::read_dir(&dir)
-            .expect("frames")
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .collect();
-        frames.sort();
+        let frames = sorted_entries(&dir);
         let (v0, faces) = read_ply(&frames[0]);
         let (v1, _) = read_ply(&frames[1]);
         let f32v = |v: &[DVec3]| v.iter().map(|p| p.as_vec3()).collect::<Vec<Vec3>>();

@@ -11,11 +11,13 @@
 #[path = "common/scalable_ccd.rs"]
 mod scalable_ccd;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use glam::DVec3;
 use gprox_query::ccd::{edge_edge_toi, vertex_face_toi, CcdOptions};
-use scalable_ccd::{igl_edges, json_bools, json_ints, read_ply};
+use scalable_ccd::{
+    csv_files, frame_pair, igl_edges, json_bools, json_ints, read_ply, scenes, sorted_entries,
+};
 
 const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/ccd");
 
@@ -58,21 +60,6 @@ impl Tally {
             self.false_positives,
             100.0 * rate
         );
-    }
-}
-
-fn csv_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<_> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            csv_files(&p, out);
-        } else if p.extension().is_some_and(|e| e == "csv") {
-            out.push(p);
-        }
     }
 }
 
@@ -154,26 +141,8 @@ fn scalable_ccd_sample_no_false_negatives() {
         return;
     }
     let opts = CcdOptions::default();
-    let mut scenes: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("dir")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.join("boxes").is_dir())
-        .collect();
-    scenes.sort();
-    for scene in scenes {
-        let mut frames: Vec<PathBuf> = std::fs::read_dir(scene.join("frames"))
-            .expect("frames")
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .collect();
-        frames.sort_by_key(|p| {
-            let s = p
-                .file_stem()
-                .map(|s| s.to_string_lossy().to_string())
-                .unwrap_or_default();
-            let digits: String = s.chars().filter(|c| c.is_ascii_digit()).collect();
-            digits.parse::<u64>().unwrap_or(0)
-        });
-        assert_eq!(frames.len(), 2, "{}", scene.display());
+    for scene in scenes(&dir) {
+        let frames = frame_pair(&scene);
         let (v0, faces) = read_ply(&frames[0]);
         let (v1, faces1) = read_ply(&frames[1]);
         assert_eq!(faces, faces1);
@@ -181,11 +150,7 @@ fn scalable_ccd_sample_no_false_negatives() {
         let edges = igl_edges(&faces);
         let nv = v0.len() as u64;
         let ne = edges.len() as u64;
-        let mut boxes: Vec<PathBuf> = std::fs::read_dir(scene.join("boxes"))
-            .expect("boxes")
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .collect();
-        boxes.sort();
+        let boxes = sorted_entries(&scene.join("boxes"));
         for bfile in boxes {
             let stem = bfile
                 .file_stem()

@@ -2,7 +2,7 @@
 //! query lists and ground truth), shared by the CPU's and the device's CCD data tests.
 #![allow(dead_code)]
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use glam::DVec3;
 
@@ -94,4 +94,53 @@ pub fn json_bools(path: &Path) -> Vec<bool> {
         .filter(|s| !s.is_empty())
         .map(|s| s == "true")
         .collect()
+}
+
+/// Every `.csv` file below `dir`, in sorted order (the sample queries).
+pub fn csv_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<_> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            csv_files(&p, out);
+        } else if p.extension().is_some_and(|e| e == "csv") {
+            out.push(p);
+        }
+    }
+}
+
+/// The entries of `dir`, sorted.
+pub fn sorted_entries(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("read dir")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    v.sort();
+    v
+}
+
+/// The scenes of the scalable-CCD sample (folders with a `boxes` folder), sorted.
+pub fn scenes(dir: &Path) -> Vec<PathBuf> {
+    sorted_entries(dir)
+        .into_iter()
+        .filter(|p| p.join("boxes").is_dir())
+        .collect()
+}
+
+/// A scene's two frames, in the order of the numbers in their names.
+pub fn frame_pair(scene: &Path) -> [PathBuf; 2] {
+    let mut frames = sorted_entries(&scene.join("frames"));
+    frames.sort_by_key(|p| {
+        let s = p
+            .file_stem()
+            .map(|s| s.to_string_lossy().to_string())
+            .unwrap_or_default();
+        let digits: String = s.chars().filter(|c| c.is_ascii_digit()).collect();
+        digits.parse::<u64>().unwrap_or(0)
+    });
+    assert_eq!(frames.len(), 2, "{}", scene.display());
+    [frames[0].clone(), frames[1].clone()]
 }
