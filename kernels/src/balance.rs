@@ -22,16 +22,17 @@
 use gprox_bvh::BvhNode;
 use gprox_geometry::transform::Pose64;
 
+mod finish;
+
 use crate::ccd_narrow::CcdFinish;
 use crate::device::{Device, DeviceBuffer, MappedBuffer};
 use crate::error::{CudaError, Result};
 use crate::kernel::Kernel;
 use crate::params::{
     BalanceInitParams, BalanceScanParams, BalanceSpreadParams, BalanceTraverseParams,
-    PairsOutParams, TriPairParams, WorldContactsParams, WorldPairsParams, BALANCE_ANY,
-    BALANCE_COUNTERS, BALANCE_DUAL, BALANCE_MAX_LOCAL, BC_DONE, BC_EMPTY, BC_FOUND, BC_FULL,
-    BC_MAX_REMAINING, BC_OUT, BC_OVERFLOW, BC_PROCESSED, BC_REMAINING, BC_RESULTS, BC_ROUNDS,
-    BC_SPILLED, BC_SPREAD, BC_THRESHOLD,
+    WorldPairsParams, BALANCE_ANY, BALANCE_COUNTERS, BALANCE_DUAL, BALANCE_MAX_LOCAL, BC_DONE,
+    BC_EMPTY, BC_FOUND, BC_FULL, BC_MAX_REMAINING, BC_OUT, BC_OVERFLOW, BC_PROCESSED, BC_REMAINING,
+    BC_RESULTS, BC_ROUNDS, BC_SPILLED, BC_SPREAD, BC_THRESHOLD,
 };
 
 /// Tuning of the balanced traversal. Every setting gives the same results; they only trade
@@ -518,106 +519,6 @@ impl Device {
             run.words = mapped.read(BALANCE_COUNTERS, width * h[BC_OUT] as usize);
         }
         Ok(run)
-    }
-
-    /// Enqueues the finishing kernels of a traversal: the triangle-pair test of its leaf pairs
-    /// (when it has triangles and no early out), their compaction into `mapped` (or, with
-    /// `ccd`, the CCD narrow phase) and the header.
-    #[allow(clippy::too_many_arguments)]
-    fn finish_traversal(
-        &self,
-        t: &Traversal,
-        counters: &DeviceBuffer<u32>,
-        results: &DeviceBuffer<u32>,
-        status: Option<&DeviceBuffer<u32>>,
-        mapped: &MappedBuffer<u32>,
-        capacity: usize,
-        ccd: Option<&CcdFinish>,
-    ) -> Result<()> {
-        let grid = self.blocks_for(capacity).min(self.finish_blocks());
-        if let Some(f) = ccd {
-            self.ccd_finish(f, counters.device_ptr(), results.device_ptr(), capacity)?;
-            let header = PairsOutParams {
-                counters: counters.device_ptr(),
-                pairs: results.device_ptr(),
-                status: 0,
-                out: mapped.device_ptr(),
-                capacity: capacity as u32,
-                pad: 0,
-            };
-            // SAFETY: `mapped` holds the header.
-            unsafe { self.launch(Kernel::PairsHeader, 1, BALANCE_COUNTERS as u32, &header)? };
-            return Ok(());
-        }
-        if let Some(w) = t.world {
-            let wc = WorldContactsParams {
-                bodies: w.bodies,
-                counters: counters.device_ptr(),
-                pairs: results.device_ptr(),
-                out: mapped.device_ptr(),
-                count: w.count,
-                capacity: capacity as u32,
-                test: u32::from(w.test),
-                pad: 0,
-            };
-            let header = PairsOutParams {
-                counters: counters.device_ptr(),
-                pairs: results.device_ptr(),
-                status: 0,
-                out: mapped.device_ptr(),
-                capacity: capacity as u32,
-                pad: 0,
-            };
-            // SAFETY: `mapped` holds the header and `capacity` records of 4 words; results
-            // hold `capacity` pairs of world indices of the bodies in the table.
-            unsafe {
-                self.launch(Kernel::WorldContacts, grid, self.block_size(), &wc)?;
-                self.launch(Kernel::PairsHeader, 1, BALANCE_COUNTERS as u32, &header)?;
-            }
-            return Ok(());
-        }
-        if let (Some(status), Some([a, b])) = (status, t.triangles) {
-            let tp = TriPairParams {
-                pose_a: a.pose,
-                pose_b: b.pose,
-                positions_a: a.positions,
-                faces_a: a.faces,
-                positions_b: b.positions,
-                faces_b: b.faces,
-                pairs: results.device_ptr(),
-                status: status.device_ptr(),
-                count_at: counters.device_ptr() + (BC_RESULTS * 4) as u64,
-                count: capacity as u32,
-                pad: 0,
-            };
-            // SAFETY: results and status hold `capacity` pairs; the kernel tests at most
-            // min(counter, capacity) of them; the meshes are the caller's live buffers.
-            unsafe { self.launch(Kernel::TriPair, grid, self.block_size(), &tp)? };
-        }
-        let po = PairsOutParams {
-            counters: counters.device_ptr(),
-            pairs: results.device_ptr(),
-            status: status.map_or(0, |s| s.device_ptr()),
-            out: mapped.device_ptr(),
-            capacity: capacity as u32,
-            pad: 0,
-        };
-        // SAFETY: `mapped` holds the header and `capacity` pairs; results (and status) hold
-        // `capacity` entries.
-        unsafe {
-            self.launch(Kernel::PairsOut, grid, self.block_size(), &po)?;
-            self.launch(Kernel::PairsHeader, 1, BALANCE_COUNTERS as u32, &po)?;
-        }
-        Ok(())
-    }
-
-    /// Blocks of grid-stride kernels over a traversal's results.
-    pub(crate) fn finish_blocks(&self) -> u32 {
-        if self.is_emulated() {
-            4
-        } else {
-            self.multiprocessors() * 8
-        }
     }
 }
 
