@@ -1,0 +1,192 @@
+//! The device radix sort of the LBVH build (spec step 4, `cuda/radix_sort.cu`): stable LSD over
+//! u64 keys carrying u32 values, 8-bit digits, three kernels a pass (histogram with pass totals,
+//! multi-block scan, ranked scatter); the CPU twin is `gprox_bvh::sort`.
+
+use super::check_count;
+use crate::device::{Device, DeviceBuffer, MAX_BLOCK};
+use crate::error::{CudaError, Result};
+use crate::kernel::Kernel;
+use crate::params::RadixParams;
+
+/// Buckets of one radix pass (8-bit digits; `GPROX_RADIX_BUCKETS`).
+const RADIX_BUCKETS: usize = 256;
+/// 8-bit passes over a 64-bit key.
+const RADIX_PASSES: u32 = 8;
+/// Histogram entries a thread of an automatically sized scan grid scans.
+const SCAN_ENTRIES_PER_THREAD: usize = 4;
+/// Blocks of the histogram scan in the emulator: one, as every emulated block costs a round of
+/// thread hand-offs and they run one after another anyway (`tests/lbvh.rs` covers split scans
+/// through [`RadixOptions::scan_blocks`]).
+pub const EMULATOR_SCAN_BLOCKS: u32 = 1;
+
+/// Launch shape of the device radix sort ([`Device::sort_codes_with`], `cuda/radix_sort.cu`).
+/// Results never depend on it: every valid shape gives the stable order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RadixOptions {
+    /// Elements per block of the histogram and scatter kernels (at least 1).
+    pub tile: u32,
+    /// Threads per block of the three kernels: a multiple of 32 (warp operations), at most
+    /// [`MAX_BLOCK`].
+    pub block: u32,
+    /// Blocks of the histogram scan, 1 to 256 (block `g` of `G` scans the entries of digits
+    /// `256 g / G .. 256 (g + 1) / G`); 0 sizes it from the input, about
+    /// `4 * block` entries a block.
+    pub scan_blocks: u32,
+}
+
+impl RadixOptions {
+    /// What [`Device::sort_codes`] and the LBVH build use on `device`:
+    /// [`Device::radix_tile`] elements a tile, [`Device::block_size`] threads, and on a GPU the
+    /// scan grid sized from the input (in the emulator, where blocks run one after another and
+    /// each costs a round of thread hand-offs, [`EMULATOR_SCAN_BLOCKS`]).
+    pub fn default_for(device: &Device) -> Self {
+        Self {
+            tile: device.radix_tile(),
+            block: device.block_size(),
+            scan_blocks: if device.is_emulated() {
+                EMULATOR_SCAN_BLOCKS
+            } else {
+                0
+            },
+        }
+    }
+
+    /// Checks the shape for `n` elements and returns the tiles (blocks of the histogram and
+    /// scatter kernels).
+    fn check(&self, n: u32) -> Result<u32> {
+        if self.tile == 0 || self.block == 0 || self.block % 32 != 0 || self.block > MAX_BLOCK {
+            return Err(CudaError::InvalidLaunch {
+                kernel: "gprox_radix_scatter",
+                grid: n.div_ceil(self.tile.max(1)),
+                block: self.block,
+            });
+        }
+        if self.scan_blocks as usize > RADIX_BUCKETS {
+            return Err(CudaError::InvalidLaunch {
+                kernel: "gprox_radix_scan",
+                grid: self.scan_blocks,
+                block: self.block,
+            });
+        }
+        let tiles = n.div_ceil(self.tile).max(1);
+        let hist_len = RADIX_BUCKETS * tiles as usize;
+        if hist_len > u32::MAX as usize {
+            return Err(CudaError::TooLarge {
+                what: "radix histogram",
+                count: hist_len,
+                max: u32::MAX as usize,
+            });
+        }
+        Ok(tiles)
+    }
+
+    /// Blocks of the histogram scan over `tiles` tiles.
+    fn scan_grid(&self, tiles: u32) -> u32 {
+        if self.scan_blocks != 0 {
+            return self.scan_blocks;
+        }
+        let entries = RADIX_BUCKETS * tiles as usize;
+        entries
+            .div_ceil(SCAN_ENTRIES_PER_THREAD * self.block as usize)
+            .clamp(1, RADIX_BUCKETS) as u32
+    }
+}
+
+impl Device {
+    /// Spec step 4 on the device: the stable radix sort of `codes` carrying their indices
+    /// (`gprox_bvh::lbvh::sort_codes`): sorted codes and the primitive of each sorted slot.
+    pub fn sort_codes(&self, codes: &[u64]) -> Result<(Vec<u64>, Vec<u32>)> {
+        self.sort_codes_with(codes, RadixOptions::default_for(self))
+    }
+
+    /// [`Device::sort_codes`] with an explicit launch shape (tile, block, scan grid): the result
+    /// is the same for every valid shape (for tests and tuning).
+    ///
+    /// ```
+    /// use gprox_cuda::{lbvh::RadixOptions, Device};
+    /// let d = Device::emulated();
+    /// let opts = RadixOptions { tile: 3, block: 64, scan_blocks: 5 };
+    /// let (codes, order) = d.sort_codes_with(&[5, 1, 5, 0], opts).unwrap();
+    /// assert_eq!((codes, order), (vec![0, 1, 5, 5], vec![3, 1, 0, 2]));
+    /// ```
+    pub fn sort_codes_with(
+        &self,
+        codes: &[u64],
+        opts: RadixOptions,
+    ) -> Result<(Vec<u64>, Vec<u32>)> {
+        let n = check_count("codes", codes.len())?;
+        let mut keys = self.upload(codes)?;
+        let idx: Vec<u32> = (0..n).collect();
+        let mut values = self.upload(&idx)?;
+        self.sort_dev_with(&mut keys, &mut values, n, opts)?;
+        Ok((keys.download()?, values.download()?))
+    }
+
+    /// Sorts `(keys, values)` in place: 8 stable 8-bit passes, ping-ponging through scratch
+    /// buffers (an even number of passes ends in the originals). Launches only: no host
+    /// synchronisation, no copy.
+    pub(crate) fn sort_dev(
+        &self,
+        keys: &mut DeviceBuffer<u64>,
+        values: &mut DeviceBuffer<u32>,
+        n: u32,
+    ) -> Result<()> {
+        self.sort_dev_with(keys, values, n, RadixOptions::default_for(self))
+    }
+
+    /// [`Device::sort_dev`] with an explicit launch shape (see `cuda/radix_sort.cu`).
+    fn sort_dev_with(
+        &self,
+        keys: &mut DeviceBuffer<u64>,
+        values: &mut DeviceBuffer<u32>,
+        n: u32,
+        opts: RadixOptions,
+    ) -> Result<()> {
+        let tiles = opts.check(n)?;
+        for len in [keys.len(), values.len()] {
+            if len < n as usize {
+                return Err(CudaError::LengthMismatch {
+                    device: len,
+                    host: n as usize,
+                });
+            }
+        }
+        if n < 2 {
+            return Ok(());
+        }
+        let hist_len = RADIX_BUCKETS * tiles as usize;
+        let tmp_keys = self.alloc_zeros::<u64>(n as usize)?;
+        let tmp_values = self.alloc_zeros::<u32>(n as usize)?;
+        let hist = self.alloc_zeros::<u32>(hist_len)?;
+        // Digit counts by pass, added up by each pass's histogram: zero to start with.
+        let totals = self.alloc_zeros::<u32>(RADIX_PASSES as usize * RADIX_BUCKETS)?;
+        let scan_blocks = opts.scan_grid(tiles);
+        let bufs = [
+            (keys.device_ptr(), values.device_ptr()),
+            (tmp_keys.device_ptr(), tmp_values.device_ptr()),
+        ];
+        for pass in 0..RADIX_PASSES {
+            let (src, dst) = (bufs[(pass % 2) as usize], bufs[((pass + 1) % 2) as usize]);
+            let p = RadixParams {
+                keys_in: src.0,
+                values_in: src.1,
+                keys_out: dst.0,
+                values_out: dst.1,
+                histogram: hist.device_ptr(),
+                totals: totals.device_ptr(),
+                count: n,
+                shift: pass * 8,
+                tile: opts.tile,
+                tiles,
+            };
+            // SAFETY: keys/values/scratch hold n elements, hist 256 * tiles, totals 8 * 256;
+            // the block is a multiple of 32 (checked), as the kernels' warp operations need.
+            unsafe {
+                self.launch(Kernel::RadixHistogram, tiles, opts.block, &p)?;
+                self.launch(Kernel::RadixScan, scan_blocks, opts.block, &p)?;
+                self.launch(Kernel::RadixScatter, tiles, opts.block, &p)?;
+            }
+        }
+        Ok(())
+    }
+}
