@@ -8,7 +8,7 @@
 //   order), the shared projection filter, the per-feature filters, the solver; contacts and
 //   undecided feature pairs are compacted into host-mapped memory.
 // * gprox_ccd_header: the counters in front of the records, then reset for the next query.
-#include "gprox/ccd.cuh"
+#include "gprox/ccd_filter.cuh"
 #include "gprox/common.cuh"
 #include "gprox/params.cuh"
 
