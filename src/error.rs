@@ -31,6 +31,42 @@ pub enum Error {
     /// no device code" when opening it.
     #[error(transparent)]
     Cuda(#[from] gprox_cuda::CudaError),
+    /// Vertex penetration on meshes that are not closed and consistently oriented.
+    #[error(transparent)]
+    Penetration(#[from] gprox_query::penetration::PenetrationError),
+    /// Invalid freeform input (no surfaces, a surface that cannot be tessellated).
+    #[error(transparent)]
+    Freeform(#[from] gprox_geometry::freeform::FreeformError),
+    /// The Coons BVH of a freeform model could not be built.
+    #[error(transparent)]
+    Coons(#[from] gprox_bvh::coons::CoonsError),
+    /// A query asked of a model of a kind it does not take (a mesh query on a freeform model,
+    /// a freeform query on a mesh).
+    #[error("{query}: {which} is a {kind} model; {hint}")]
+    Unsupported {
+        /// The query (the `Context` method).
+        query: &'static str,
+        /// Which argument ("model a", "model b", "the model").
+        which: &'static str,
+        /// What that model is.
+        kind: crate::ModelKind,
+        /// What to do instead.
+        hint: &'static str,
+    },
+    /// Self-collision or CCD of a mesh with two vertices at one position: its faces touch
+    /// there but share no vertex id, so they would be reported as colliding.
+    #[error(
+        "{query}: vertices {} and {} are at the same position (the mesh is not welded), so the \
+         faces around them would count as colliding; weld it first \
+         (gprox::geometry::io::weld_vertices)",
+        vertices[0], vertices[1]
+    )]
+    Unwelded {
+        /// The query.
+        query: &'static str,
+        /// The two vertex ids.
+        vertices: [u32; 2],
+    },
     /// A picture could not be written.
     #[error(transparent)]
     Render(#[from] crate::render::RenderError),

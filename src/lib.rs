@@ -3,9 +3,16 @@
 //!
 //! * [`Backend`] picks where queries run (`Cpu`, `Cuda(i)`, [`Backend::auto`]); a [`Context`]
 //!   opens it once.
-//! * [`Model`] is a mesh with its BVH (refit when the mesh deforms).
-//! * [`collide_all`] / [`collide_any`] (or the same methods on [`Context`]) find intersecting
-//!   triangle pairs between two posed models.
+//! * [`Model`] is a mesh with its BVH (refit when the mesh deforms), or NURBS / Bézier
+//!   surfaces with their Coons BVH ([`Model::freeform`]); it builds whatever else a query needs
+//!   on first use.
+//! * [`Context`] answers every query on its backend: [`Context::collide_all`] /
+//!   [`Context::collide_any`] / [`Context::contacts`], [`Context::self_collide`],
+//!   [`Context::ccd`] / [`Context::ccd_self`], [`Context::distance`],
+//!   [`Context::penetration`], [`Context::collide_many`] / [`Context::collide_batch`],
+//!   [`Context::freeform_collide`] / [`Context::freeform_distance`];
+//!   [`Context::capabilities`] says which run on the device.
+//! * [`collide_all`] / [`collide_any`] are one-shot shortcuts.
 //! * [`render`] draws the results; the sub-crates are re-exported as [`geometry`], [`bvh`],
 //!   [`query`] and [`cuda`].
 //!
@@ -27,15 +34,24 @@ pub use gprox_geometry as geometry;
 pub use gprox_query as query;
 
 mod backend;
+mod capabilities;
 mod error;
 mod model;
+mod options;
+mod queries;
 pub mod render;
 
 pub use backend::{Backend, Context};
+pub use capabilities::{Query, RunsOn};
 pub use error::Error;
-pub use glam::Affine3A;
+pub use glam::{Affine3A, DVec3, Vec3};
+pub use gprox_query::ccd::{CcdOptions, MeshCcd};
 pub use gprox_query::collide::CollideOptions;
-pub use model::Model;
+pub use gprox_query::distance::{DistanceOptions, DistanceResult};
+pub use gprox_query::penetration::Penetration;
+pub use model::{Model, ModelKind};
+pub use options::{CollisionTree, ModelOptions};
+pub use queries::{Contact, Motion};
 
 /// Every intersecting triangle pair between `a` (placed by `pose_a`) and `b` (by `pose_b`) on
 /// `backend`: `(face of a, face of b)`, sorted, no duplicates. Opens the backend for this one

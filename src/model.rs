@@ -3,13 +3,46 @@
 use std::sync::{Arc, Mutex, OnceLock};
 
 use glam::Vec3;
+use gprox_bvh::coons::{CoonsBvh, CoonsOptions};
+use gprox_bvh::obb::Obb;
 use gprox_bvh::{bv_tree::BvTree, lbvh, refit, refit_plan::MeshRefitPlan, rss::Rss, Bvh};
 use gprox_cuda::distance::ResidentDistanceMesh;
 use gprox_cuda::{Device, ResidentMesh};
+use gprox_geometry::freeform::{FreeformModel, NurbsSurface};
 use gprox_geometry::TriMesh;
 use gprox_query::self_collide::Topology;
 
+use crate::options::{CollisionTree, ModelOptions};
 use crate::Error;
+
+/// What a [`Model`] is made of, which decides the queries it answers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ModelKind {
+    /// A triangle mesh: every mesh query (collision, self-collision, CCD, distance,
+    /// penetration, many bodies).
+    Mesh,
+    /// NURBS / Bézier surfaces with their Coons BVH: the freeform queries
+    /// ([`Context::freeform_collide`](crate::Context::freeform_collide),
+    /// [`Context::freeform_distance`](crate::Context::freeform_distance)).
+    Freeform,
+}
+
+impl std::fmt::Display for ModelKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Mesh => "mesh",
+            Self::Freeform => "freeform",
+        })
+    }
+}
+
+/// The surfaces of a freeform model and their Coons BVH (built on first use).
+#[derive(Debug)]
+struct Freeform {
+    surfaces: Vec<NurbsSurface>,
+    coons_options: CoonsOptions,
+    coons: OnceLock<Arc<CoonsBvh>>,
+}
 
 /// A triangle mesh and its LBVH, ready for queries on any backend.
 ///
@@ -52,6 +85,14 @@ pub struct Model {
     resident_distance: Mutex<Option<(u64, u64, Arc<ResidentDistanceMesh>)>>,
     /// Adjacency of the faces (self-collision and CCD), made on first use.
     topology: OnceLock<Topology>,
+    /// The first two vertices at one position, if any (looked for on first use).
+    duplicate: OnceLock<Option<[u32; 2]>>,
+    /// The OBB tree of collision queries when the options ask for one, with its version.
+    obb_tree: Mutex<Option<(u64, Arc<BvTree<Obb>>)>>,
+    /// How the model was asked to be built.
+    options: ModelOptions,
+    /// The surfaces of a freeform model (`mesh` is then their tessellation, for display).
+    freeform: Option<Arc<Freeform>>,
 }
 
 /// A model's copy on one device, at one version of its positions.
@@ -75,6 +116,10 @@ impl Clone for Model {
             distance_tree: Mutex::new(None),
             resident_distance: Mutex::new(None),
             topology: self.topology.clone(),
+            duplicate: self.duplicate.clone(),
+            obb_tree: Mutex::new(None),
+            options: self.options,
+            freeform: self.freeform.clone(),
         }
     }
 }
@@ -84,6 +129,115 @@ impl Model {
     pub fn new(mesh: TriMesh) -> Self {
         let bvh = lbvh::build(&mesh);
         Self::from_trusted(mesh, bvh)
+    }
+
+    /// [`Model::new`] with options (the collision tree a CPU query uses).
+    pub fn with_options(mesh: TriMesh, options: &ModelOptions) -> Self {
+        Self::new(mesh).with(options)
+    }
+
+    /// The same model with `options`.
+    pub(crate) fn with(mut self, options: &ModelOptions) -> Self {
+        self.options = *options;
+        self
+    }
+
+    /// A freeform model: NURBS / Bézier `surfaces` (model coordinates) for the freeform
+    /// queries. Their Coons BVH is built on first use with `options.coons`; [`Model::mesh`] is
+    /// their tessellation within `options.tessellation` × the model's size (for display and
+    /// for [`Model::tessellated`]). Errors on an empty list or a surface that cannot be
+    /// tessellated.
+    ///
+    /// ```
+    /// use gprox::{geometry::freeform::teapot, Model, ModelKind, ModelOptions};
+    /// let m = Model::freeform(teapot(), &ModelOptions::default()).unwrap();
+    /// assert_eq!(m.kind(), ModelKind::Freeform);
+    /// assert_eq!(m.surfaces().unwrap().len(), 32);
+    /// ```
+    pub fn freeform(surfaces: Vec<NurbsSurface>, options: &ModelOptions) -> Result<Self, Error> {
+        let model = FreeformModel::new(surfaces)?;
+        let mesh = model.tessellate(options.tessellation * model.unit())?;
+        let mut m = Self::with_options(mesh, options);
+        m.freeform = Some(Arc::new(Freeform {
+            surfaces: model.surfaces,
+            coons_options: options.coons,
+            coons: OnceLock::new(),
+        }));
+        Ok(m)
+    }
+
+    /// What the model is made of.
+    pub fn kind(&self) -> ModelKind {
+        match self.freeform {
+            None => ModelKind::Mesh,
+            Some(_) => ModelKind::Freeform,
+        }
+    }
+
+    /// The options the model was made with.
+    pub fn options(&self) -> &ModelOptions {
+        &self.options
+    }
+
+    /// The surfaces of a freeform model (`None` for a mesh).
+    pub fn surfaces(&self) -> Option<&[NurbsSurface]> {
+        self.freeform.as_ref().map(|f| f.surfaces.as_slice())
+    }
+
+    /// A mesh model of this model's triangles: for a freeform model its tessellation, so that
+    /// the mesh queries can run on it (with the tessellation's error); a clone for a mesh.
+    pub fn tessellated(&self) -> Self {
+        Self::from_trusted(self.mesh.clone(), self.bvh().clone()).with(&self.options)
+    }
+
+    /// The surfaces of a freeform model and their Coons BVH (built on first use);
+    /// [`Error::Unsupported`] for a mesh model (`query` and `which` name the call and argument).
+    pub(crate) fn freeform_parts(
+        &self,
+        query: &'static str,
+        which: &'static str,
+    ) -> Result<(&[NurbsSurface], Arc<CoonsBvh>), Error> {
+        let Some(f) = self.freeform.as_ref() else {
+            return Err(self.unsupported(ModelKind::Freeform, query, which));
+        };
+        if let Some(t) = f.coons.get() {
+            return Ok((&f.surfaces, t.clone()));
+        }
+        let t = CoonsBvh::build(&f.surfaces, &f.coons_options)?;
+        Ok((&f.surfaces, f.coons.get_or_init(|| Arc::new(t)).clone()))
+    }
+
+    /// Two vertices at exactly the same position (the first such pair by vertex id), if any:
+    /// an unwelded mesh, whose faces look apart to self-collision and CCD where they touch.
+    pub fn duplicate_vertices(&self) -> Option<[u32; 2]> {
+        *self.duplicate.get_or_init(|| {
+            let mut seen = std::collections::HashMap::with_capacity(self.mesh.vertex_count());
+            for (i, p) in self.mesh.positions().iter().enumerate() {
+                let key = p.to_array().map(|x| (x + 0.0).to_bits());
+                if let Some(&j) = seen.get(&key) {
+                    return Some([j, i as u32]);
+                }
+                seen.insert(key, i as u32);
+            }
+            None
+        })
+    }
+
+    /// The OBB tree of collision queries over the current positions, when the options ask for
+    /// one (rebuilt after the positions moved); `None` for the AABB LBVH.
+    pub(crate) fn obb_tree(&self) -> Option<Arc<BvTree<Obb>>> {
+        if self.options.collision_tree != CollisionTree::Obb {
+            return None;
+        }
+        let mut slot = self.obb_tree.lock().unwrap_or_else(|e| e.into_inner());
+        Some(match slot.as_ref() {
+            Some((v, t)) if *v == self.version => t.clone(),
+            _ => {
+                let t = Arc::new(BvTree::<Obb>::build(&self.mesh));
+                *slot = Some((self.version, t.clone()));
+                t
+            }
+        })
     }
 
     /// Pairs a mesh with a tree built elsewhere, checking that the tree fits the mesh (same
@@ -119,8 +273,10 @@ impl Model {
         self.mesh.face_count()
     }
 
-    /// Moves the vertices (same count, same topology) and refits the tree on the CPU.
+    /// Moves the vertices (same count, same topology) and refits the tree on the CPU. A
+    /// freeform model cannot move its tessellation ([`Error::Unsupported`]).
     pub fn set_positions(&mut self, positions: Vec<Vec3>) -> Result<(), Error> {
+        self.require(ModelKind::Mesh, "set_positions", "the model")?;
         self.mesh.set_positions(positions)?;
         self.version += 1;
         self.refit()
@@ -128,6 +284,7 @@ impl Model {
 
     /// Copies `positions` into the mesh and refits; avoids an allocation per frame.
     pub fn update_positions(&mut self, positions: &[Vec3]) -> Result<(), Error> {
+        self.require(ModelKind::Mesh, "update", "the model")?;
         self.mesh.copy_positions_from(positions)?;
         self.version += 1;
         self.refit()
@@ -136,11 +293,44 @@ impl Model {
     /// Copies `positions` into the mesh without refitting the host tree (a device copy is
     /// refit instead); the host tree is refit when next asked for.
     pub(crate) fn move_positions_for_device(&mut self, positions: &[Vec3]) -> Result<(), Error> {
+        self.require(ModelKind::Mesh, "update", "the model")?;
         self.mesh.copy_positions_from(positions)?;
         self.version += 1;
         self.stale = true;
         self.fresh = OnceLock::new();
         Ok(())
+    }
+
+    /// [`Error::Unsupported`] unless the model is of `kind`; `query` and `which` name the call
+    /// and the argument in the message.
+    pub(crate) fn require(
+        &self,
+        kind: ModelKind,
+        query: &'static str,
+        which: &'static str,
+    ) -> Result<(), Error> {
+        if self.kind() == kind {
+            return Ok(());
+        }
+        Err(self.unsupported(kind, query, which))
+    }
+
+    /// The error of asking this model for a query that needs a model of `kind`.
+    fn unsupported(&self, kind: ModelKind, query: &'static str, which: &'static str) -> Error {
+        Error::Unsupported {
+            query,
+            which,
+            kind: self.kind(),
+            hint: match kind {
+                ModelKind::Mesh => {
+                    "mesh queries need a mesh model (`Model::tessellated` gives one of a \
+                     freeform model)"
+                }
+                ModelKind::Freeform => {
+                    "freeform queries need freeform models (`Context::freeform_model`)"
+                }
+            },
+        }
     }
 
     /// Refits the tree to the mesh with the cached [`MeshRefitPlan`], made (again) when there
@@ -246,6 +436,10 @@ impl Model {
             distance_tree: Mutex::new(None),
             resident_distance: Mutex::new(None),
             topology: OnceLock::new(),
+            duplicate: OnceLock::new(),
+            obb_tree: Mutex::new(None),
+            options: ModelOptions::default(),
+            freeform: None,
         }
     }
 

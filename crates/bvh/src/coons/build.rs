@@ -55,7 +55,7 @@ pub enum CoonsError {
 }
 
 /// Build options.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CoonsOptions {
     /// Coons approximation error bound relative to the model unit (paper: 1e-2 … 1e-5).
     pub epsilon: f64,

@@ -1,0 +1,40 @@
+//! How a [`Model`](crate::Model) is built: the optional choices a user may make.
+
+use gprox_bvh::coons::CoonsOptions;
+
+/// The tree of a mesh model's collision queries on the CPU.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum CollisionTree {
+    /// Axis-aligned boxes over a Morton-ordered LBVH: fast to build and refit, the tree of
+    /// deforming models and of every device query.
+    #[default]
+    Aabb,
+    /// Oriented boxes: tighter around rotated or thin parts, slower to build (rebuilt after
+    /// each deformation). Device queries keep the LBVH; pair sets are the same either way.
+    Obb,
+}
+
+/// Options of [`Model::with_options`](crate::Model::with_options),
+/// [`Model::freeform`](crate::Model::freeform) and
+/// [`Context::model_with`](crate::Context::model_with). The defaults suit most models: nothing
+/// here changes an answer, only how fast it comes (and, for freeform models, the Coons BVH's
+/// error bound).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ModelOptions {
+    /// The collision tree of CPU queries.
+    pub collision_tree: CollisionTree,
+    /// The Coons BVH of freeform models (`epsilon` relative to the model's size).
+    pub coons: CoonsOptions,
+    /// Tessellation tolerance of freeform models' display mesh, relative to the model's size.
+    pub tessellation: f64,
+}
+
+impl Default for ModelOptions {
+    fn default() -> Self {
+        Self {
+            collision_tree: CollisionTree::Aabb,
+            coons: CoonsOptions::default(),
+            tessellation: 1e-3,
+        }
+    }
+}

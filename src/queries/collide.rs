@@ -1,0 +1,128 @@
+//! Collision of two posed mesh models: every intersecting triangle pair, or whether there is
+//! one; and many such pairs at once.
+
+use glam::Affine3A;
+use gprox_cuda::ResidentObject;
+use gprox_geometry::transform::Pose64;
+use gprox_query::collide::{self as cpu, CollideOptions};
+use rayon::prelude::*;
+
+use super::{gpu_options, meshes, object, on_device};
+use crate::{Context, Error, Model};
+
+impl Context {
+    /// Every intersecting triangle pair `(face of a, face of b)` with `a` placed by `pose_a`
+    /// and `b` by `pose_b` (pairs within `opts.margin` with a margin): sorted, no duplicates,
+    /// none missed (exact tests in f64 world coordinates). Both models must be meshes.
+    ///
+    /// ```
+    /// use gprox::{geometry::scene::torus, Backend, CollideOptions, Context};
+    /// use glam::{Affine3A, Vec3};
+    /// let ctx = Context::new(Backend::Cpu).unwrap();
+    /// let a = ctx.model(torus(1.0, 0.3, 32, 16).unwrap()).unwrap();
+    /// let near = Affine3A::from_translation(Vec3::new(0.5, 0.0, 0.0));
+    /// let pairs = ctx.collide_all(&a, &Affine3A::IDENTITY, &a, &near, &CollideOptions::default()).unwrap();
+    /// assert!(!pairs.is_empty());
+    /// ```
+    pub fn collide_all(
+        &self,
+        a: &Model,
+        pose_a: &Affine3A,
+        b: &Model,
+        pose_b: &Affine3A,
+        opts: &CollideOptions,
+    ) -> Result<Vec<[u32; 2]>, Error> {
+        meshes("collide_all", a, b)?;
+        match &self.device {
+            None => {
+                let (ta, tb) = (a.obb_tree(), b.obb_tree());
+                let (oa, ob) = (object(a, pose_a, &ta), object(b, pose_b, &tb));
+                Ok(cpu::try_collide_all_models(&oa, &ob, opts)?)
+            }
+            Some(d) => on_device(d, a, pose_a, b, pose_b, |oa, ob| {
+                d.collide_all_resident(oa, ob, &gpu_options(opts))
+            }),
+        }
+    }
+
+    /// Whether any triangle of `a` intersects any triangle of `b` (or comes within
+    /// `opts.margin`); stops at the first certified intersecting pair on every backend.
+    ///
+    /// ```
+    /// use gprox::{geometry::scene::torus, Backend, CollideOptions, Context};
+    /// use glam::{Affine3A, Vec3};
+    /// let ctx = Context::new(Backend::Cpu).unwrap();
+    /// let a = ctx.model(torus(1.0, 0.3, 32, 16).unwrap()).unwrap();
+    /// let far = Affine3A::from_translation(Vec3::new(9.0, 0.0, 0.0));
+    /// assert!(!ctx.collide_any(&a, &Affine3A::IDENTITY, &a, &far, &CollideOptions::default()).unwrap());
+    /// ```
+    pub fn collide_any(
+        &self,
+        a: &Model,
+        pose_a: &Affine3A,
+        b: &Model,
+        pose_b: &Affine3A,
+        opts: &CollideOptions,
+    ) -> Result<bool, Error> {
+        meshes("collide_any", a, b)?;
+        match &self.device {
+            None => {
+                let (ta, tb) = (a.obb_tree(), b.obb_tree());
+                let (oa, ob) = (object(a, pose_a, &ta), object(b, pose_b, &tb));
+                Ok(cpu::try_collide_any_models(&oa, &ob, opts)?)
+            }
+            Some(d) => on_device(d, a, pose_a, b, pose_b, |oa, ob| {
+                d.collide_any_resident(oa, ob, &gpu_options(opts))
+            }),
+        }
+    }
+
+    /// Many pair queries at once: for each `(a, pose_a, b, pose_b)` of `pairs`, what
+    /// [`Context::collide_all`] answers for it. On a device the whole batch is one traversal
+    /// and one host synchronisation (small models fill the GPU together); on the CPU the pairs
+    /// run in parallel.
+    ///
+    /// ```
+    /// use gprox::{geometry::scene::torus, Backend, CollideOptions, Context};
+    /// use glam::{Affine3A, Vec3};
+    /// let ctx = Context::new(Backend::Cpu).unwrap();
+    /// let m = ctx.model(torus(1.0, 0.3, 16, 8).unwrap()).unwrap();
+    /// let at = |x: f32| Affine3A::from_translation(Vec3::new(x, 0.0, 0.0));
+    /// let found = ctx
+    ///     .collide_batch(&[(&m, at(0.0), &m, at(0.4)), (&m, at(0.0), &m, at(9.0))], &CollideOptions::default())
+    ///     .unwrap();
+    /// assert!(!found[0].is_empty() && found[1].is_empty());
+    /// ```
+    pub fn collide_batch(
+        &self,
+        pairs: &[(&Model, Affine3A, &Model, Affine3A)],
+        opts: &CollideOptions,
+    ) -> Result<Vec<Vec<[u32; 2]>>, Error> {
+        for (a, _, b, _) in pairs {
+            meshes("collide_batch", a, b)?;
+        }
+        match &self.device {
+            None => pairs
+                .par_iter()
+                .map(|(a, pa, b, pb)| self.collide_all(a, pa, b, pb, opts))
+                .collect(),
+            Some(d) => {
+                let resident = pairs
+                    .iter()
+                    .map(|(a, _, b, _)| Ok((a.resident(d)?, b.resident(d)?)))
+                    .collect::<Result<Vec<_>, Error>>()?;
+                let objects: Vec<_> = pairs
+                    .iter()
+                    .zip(&resident)
+                    .map(|((a, pa, b, pb), (ra, rb))| {
+                        (
+                            ResidentObject::new(ra, a.mesh(), Pose64::from_affine(pa)),
+                            ResidentObject::new(rb, b.mesh(), Pose64::from_affine(pb)),
+                        )
+                    })
+                    .collect();
+                Ok(d.collide_batch(&objects, &gpu_options(opts))?)
+            }
+        }
+    }
+}
