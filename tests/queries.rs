@@ -9,13 +9,13 @@ mod oracle;
 
 use gprox::geometry::freeform::teapot;
 use gprox::geometry::scene::torus;
-use gprox::geometry::transform::{transform_point, Pose64};
+use gprox::geometry::transform::Pose64;
 use gprox::geometry::tri_distance::{point_triangle_distance, triangle_distance};
 use gprox::geometry::TriMesh;
 use gprox::query::freeform::DistanceOptions as FreeformDistanceOptions;
 use gprox::{
     Affine3A, Backend, CcdOptions, CollideOptions, CollisionTree, Context, DistanceOptions, Error,
-    Model, ModelKind, ModelOptions, Motion, Query, RunsOn, Vec3,
+    ModelKind, ModelOptions, Motion, Query, RunsOn, Vec3,
 };
 
 /// The CPU context, then (with the `emulated` feature) the device context of the tests.
