@@ -64,7 +64,7 @@ build() { echo "+ cargo $*" >&2; cargo "$@" --message-format=json-render-diagnos
 build test -p gprox-cuda --release --no-run
 build test -p gprox --release --all-features --no-run --test facade --test device_ops
 build build --release -p gprox-bench --bin gprox-bench
-build build --release -p gprox --bin gprox
+build build --release -p gprox-cli --bin gprox
 
 clean_stage
 rm -rf "$bundle"

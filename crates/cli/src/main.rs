@@ -25,9 +25,7 @@ use gprox::render::Picture;
 use gprox::{Backend, CollideOptions, Context};
 use serde_json::json;
 
-#[path = "gprox_cli/penetration.rs"]
-mod penetration_cli;
-#[path = "gprox_cli/queries.rs"]
+mod penetration;
 mod queries;
 
 #[derive(Parser)]
@@ -272,7 +270,7 @@ fn main() -> ExitCode {
             .context()
             .and_then(|ctx| queries::distance_cmd(&ctx, &pair, json, render.as_deref())),
         Command::Penetration { pair, json, render } => {
-            penetration_cli::penetration_cmd(&pair, json, render.as_deref())
+            penetration::penetration_cmd(&pair, json, render.as_deref())
         }
         Command::SelfCollide {
             m,
