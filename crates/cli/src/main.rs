@@ -2,12 +2,19 @@
 //!
 //! ```text
 //! gprox collide A.obj B.stl --pose-b 0.5,0,0,0,90,0 [--json] [--render out.png] [--export out.ply]
+//! gprox collide A.bpt B.json --pose-b 5,0,0 [--tolerance 1e-3]   (freeform models)
 //! gprox distance A.obj B.obj --pose-b 3,0,0 [--json] [--render out.png]
 //! gprox penetration A.obj B.obj --pose-b 0.5,0,0 [--json] [--render out.png]
+//! gprox ccd A.obj B.obj --pose-b 0,0,2 --end-pose-b 0,0,-2 [--json]
 //! gprox self M.obj [--json] [--render out.png] [--export out.obj]
 //! gprox info FILE_OR_SCENE_DIR [--json]
-//! gprox bench SCENE_DIR|builtin [--frames N] [--json]
+//! gprox bench SCENE_DIR|builtin [--frames N] [--repeats N] [--json]
 //! ```
+//!
+//! Every query subcommand takes `--backend auto|cpu|cuda|emulated`. Mesh files: OBJ, STL, PLY;
+//! freeform files: NURBS JSON (`.json`, docs/nurbs-format.md) and Bézier patches (`.bpt`),
+//! which `collide` and `distance` answer with the freeform queries, or every mesh query on
+//! their tessellation with `--tessellate`.
 //!
 //! Exit status: 0 on success, 2 on bad arguments or unreadable/invalid input (with a message
 //! naming the problem), 1 on other failures.
@@ -22,9 +29,13 @@ use gprox::geometry::scene::Scene;
 use gprox::geometry::transform::Pose64;
 use gprox::geometry::TriMesh;
 use gprox::render::Picture;
-use gprox::{Backend, CollideOptions, Context};
+use gprox::{Backend, CollideOptions, Context, Model, ModelKind};
 use serde_json::json;
 
+mod bench;
+mod ccd;
+mod freeform;
+mod models;
 mod penetration;
 mod queries;
 
@@ -39,12 +50,12 @@ struct Cli {
     command: Command,
 }
 
-/// Two mesh files and their poses (the pair subcommands).
+/// Two model files and their poses (the pair subcommands).
 #[derive(Args)]
 struct MeshPair {
-    /// First mesh file.
+    /// First model file (mesh: .obj .stl .ply; freeform: .json NURBS, .bpt).
     a: PathBuf,
-    /// Second mesh file.
+    /// Second model file.
     b: PathBuf,
     /// Pose of A: `tx,ty,tz[,rx,ry,rz]`, rotations in degrees about x, then y, then z.
     #[arg(long, value_parser = parse_pose, allow_hyphen_values = true)]
@@ -52,6 +63,10 @@ struct MeshPair {
     /// Pose of B, as `--pose-a`.
     #[arg(long, value_parser = parse_pose, allow_hyphen_values = true)]
     pose_b: Option<Affine3A>,
+    /// Freeform inputs: run the mesh queries on their tessellation (within 1e-3 of the
+    /// model's size) instead of the freeform queries.
+    #[arg(long)]
+    tessellate: bool,
 }
 
 impl MeshPair {
@@ -65,11 +80,31 @@ impl MeshPair {
         self.pose_b.unwrap_or(Affine3A::IDENTITY)
     }
 
-    /// Loads both meshes (bad files: exit status 2).
-    fn load(&self) -> Result<(TriMesh, TriMesh), Failure> {
-        let a = gprox::geometry::io::load_mesh(&self.a).map_err(input)?;
-        let b = gprox::geometry::io::load_mesh(&self.b).map_err(input)?;
-        Ok((a, b))
+    /// Loads both models on `ctx` (bad files: exit status 2): meshes, or freeform models
+    /// (their tessellations with `--tessellate`).
+    fn models(&self, ctx: &Context) -> Result<Models, Failure> {
+        let (a, ta) = models::load(ctx, &self.a, self.tessellate)?;
+        let (b, tb) = models::load(ctx, &self.b, self.tessellate)?;
+        Ok(Models {
+            a,
+            b,
+            build_ms: ta + tb,
+        })
+    }
+}
+
+/// The two models of a pair subcommand.
+struct Models {
+    a: Model,
+    b: Model,
+    /// Time to build both (trees on the context's backend), ms.
+    build_ms: f64,
+}
+
+impl Models {
+    /// Whether both are freeform models (the freeform queries answer).
+    fn freeform(&self) -> bool {
+        self.a.kind() == ModelKind::Freeform && self.b.kind() == ModelKind::Freeform
     }
 }
 
@@ -81,6 +116,8 @@ enum BackendArg {
     Cpu,
     /// CUDA device 0.
     Cuda,
+    /// The CUDA kernels on the CPU through the host emulator (slow; for checking).
+    Emulated,
 }
 
 impl BackendArg {
@@ -90,6 +127,7 @@ impl BackendArg {
             BackendArg::Auto => Backend::auto(),
             BackendArg::Cpu => Backend::Cpu,
             BackendArg::Cuda => Backend::Cuda(0),
+            BackendArg::Emulated => Backend::Emulated,
         };
         Context::new(backend).map_err(input)
     }
@@ -109,6 +147,10 @@ enum Command {
         /// Only answer whether they intersect (early out).
         #[arg(long)]
         any: bool,
+        /// Freeform models: contact tolerance in world units (default: 1e-3 of the larger
+        /// model's size).
+        #[arg(long)]
+        tolerance: Option<f64>,
         /// Where to run.
         #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
         backend: BackendArg,
@@ -123,10 +165,14 @@ enum Command {
         #[arg(long)]
         export: Option<PathBuf>,
     },
-    /// Exact minimum distance between two meshes, closest points and triangles.
+    /// Exact minimum distance between two models, closest points and triangles (surfaces).
     Distance {
         #[command(flatten)]
         pair: MeshPair,
+        /// Freeform models: certified bound gap `upper - lower` in world units (default: 1e-6
+        /// of the larger model's size).
+        #[arg(long)]
+        tolerance: Option<f64>,
         /// Where to run.
         #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
         backend: BackendArg,
@@ -142,6 +188,9 @@ enum Command {
         /// The two meshes (closed, consistently oriented).
         #[command(flatten)]
         pair: MeshPair,
+        /// Where to run.
+        #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+        backend: BackendArg,
         /// Machine-readable output.
         #[arg(long)]
         json: bool,
@@ -149,6 +198,27 @@ enum Command {
         /// faces holding those points highlighted (`.png` or `.svg`).
         #[arg(long)]
         render: Option<PathBuf>,
+    },
+    /// Continuous collision over one step: A and B move from their poses to their end poses;
+    /// every feature pair that may touch, with a certified time of impact.
+    Ccd {
+        #[command(flatten)]
+        pair: MeshPair,
+        /// Pose of A at the end of the step (default: `--pose-a`).
+        #[arg(long, value_parser = parse_pose, allow_hyphen_values = true)]
+        end_pose_a: Option<Affine3A>,
+        /// Pose of B at the end of the step (default: `--pose-b`).
+        #[arg(long, value_parser = parse_pose, allow_hyphen_values = true)]
+        end_pose_b: Option<Affine3A>,
+        /// Minimum separation: report pairs that come closer than this (world units, >= 0).
+        #[arg(long, default_value_t = 0.0)]
+        min_separation: f64,
+        /// Where to run.
+        #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+        backend: BackendArg,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
     },
     /// Self-intersecting face pairs (sharing no vertex) of one mesh.
     #[command(name = "self")]
@@ -176,13 +246,19 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Collide-all and collide-any over every frame of a scene, with times.
+    /// Every query of a scene over its frames, with times (the benchmark harness's engine).
     Bench {
         /// Scene folder, or `builtin`.
         scene: PathBuf,
         /// Only the first N frames.
         #[arg(long)]
         frames: Option<usize>,
+        /// Repetitions of every build, update and query (medians are reported).
+        #[arg(long, default_value_t = 1)]
+        repeats: usize,
+        /// Where to run.
+        #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+        backend: BackendArg,
         /// Machine-readable output.
         #[arg(long)]
         json: bool,
@@ -208,6 +284,19 @@ fn internal(e: impl std::fmt::Display) -> Failure {
     Failure {
         code: 1,
         message: e.to_string(),
+    }
+}
+
+/// A query's error: the input's fault (exit status 2) when the models do not suit the query
+/// (a freeform model where meshes are needed, an unwelded or open mesh), else exit status 1.
+fn query_error(e: gprox::Error) -> Failure {
+    use gprox::Error as E;
+    match e {
+        E::Unsupported { .. } => input(format!(
+            "{e} (or pass --tessellate to run the mesh queries on freeform inputs' tessellation)"
+        )),
+        E::Unwelded { .. } | E::Penetration(_) | E::Geometry(_) | E::Freeform(_) => input(e),
+        e => internal(e),
     }
 }
 
@@ -248,30 +337,63 @@ fn main() -> ExitCode {
             pair,
             margin,
             any,
+            tolerance,
             backend,
             json,
             render,
             export,
-        } => collide(
-            &pair,
-            margin,
-            any,
+        } => backend.context().and_then(|ctx| {
+            let m = pair.models(&ctx)?;
+            if m.freeform() {
+                freeform::collide_cmd(&ctx, &pair, &m, tolerance, any, json)
+            } else {
+                let out = Output {
+                    json,
+                    render: render.as_deref(),
+                    export: export.as_deref(),
+                };
+                collide(&ctx, &pair, &m, margin, any, &out)
+            }
+        }),
+        Command::Distance {
+            pair,
+            tolerance,
             backend,
             json,
-            render.as_deref(),
-            export.as_deref(),
-        ),
-        Command::Distance {
+            render,
+        } => backend.context().and_then(|ctx| {
+            let m = pair.models(&ctx)?;
+            if m.freeform() {
+                freeform::distance_cmd(&ctx, &pair, &m, tolerance, json)
+            } else {
+                queries::distance_cmd(&ctx, &pair, &m, json, render.as_deref())
+            }
+        }),
+        Command::Penetration {
             pair,
             backend,
             json,
             render,
-        } => backend
-            .context()
-            .and_then(|ctx| queries::distance_cmd(&ctx, &pair, json, render.as_deref())),
-        Command::Penetration { pair, json, render } => {
-            penetration::penetration_cmd(&pair, json, render.as_deref())
-        }
+        } => backend.context().and_then(|ctx| {
+            let m = pair.models(&ctx)?;
+            penetration::penetration_cmd(&ctx, &pair, &m, json, render.as_deref())
+        }),
+        Command::Ccd {
+            pair,
+            end_pose_a,
+            end_pose_b,
+            min_separation,
+            backend,
+            json,
+        } => backend.context().and_then(|ctx| {
+            let m = pair.models(&ctx)?;
+            let step = ccd::Step {
+                end_a: end_pose_a.unwrap_or(pair.pose_a()),
+                end_b: end_pose_b.unwrap_or(pair.pose_b()),
+                min_separation,
+            };
+            ccd::ccd_cmd(&ctx, &pair, &m, &step, json)
+        }),
         Command::SelfCollide {
             m,
             backend,
@@ -285,8 +407,12 @@ fn main() -> ExitCode {
         Command::Bench {
             scene,
             frames,
+            repeats,
+            backend,
             json,
-        } => bench(&scene, frames, json),
+        } => backend
+            .context()
+            .and_then(|ctx| bench::bench_cmd(&ctx, &scene, frames, repeats, json)),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -301,15 +427,25 @@ fn ms(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
 }
 
+/// Where a pair query's results go besides the text.
+struct Output<'a> {
+    json: bool,
+    render: Option<&'a Path>,
+    export: Option<&'a Path>,
+}
+
+/// `gprox collide A B` on two mesh models (or tessellations): every intersecting triangle pair,
+/// or whether there is one.
 fn collide(
+    ctx: &Context,
     pair: &MeshPair,
+    m: &Models,
     margin: f64,
     any: bool,
-    backend: BackendArg,
-    json: bool,
-    render: Option<&Path>,
-    export: Option<&Path>,
+    out: &Output<'_>,
 ) -> Result<(), Failure> {
+    let (json, render, export) = (out.json, out.render, out.export);
+    let (ma, mb, build_ms) = (&m.a, &m.b, m.build_ms);
     if let Some(e) = export {
         queries::check_export_path(e)?;
     }
@@ -321,26 +457,20 @@ fn collide(
     if let Some(r) = render {
         check_picture_path(r)?;
     }
-    let (mesh_a, mesh_b) = pair.load()?;
     let (pose_a, pose_b) = (pair.pose_a(), pair.pose_b());
     let (a, b) = (pair.a.as_path(), pair.b.as_path());
-    let ctx = backend.context()?;
     let backend = ctx.backend();
-    let t = Instant::now();
-    let ma = ctx.model(mesh_a).map_err(internal)?;
-    let mb = ctx.model(mesh_b).map_err(internal)?;
-    let build_ms = ms(t);
     let opts = CollideOptions { margin };
     let t = Instant::now();
     let (pairs, collide) = if any {
         let hit = ctx
-            .collide_any(&ma, &pose_a, &mb, &pose_b, &opts)
-            .map_err(internal)?;
+            .collide_any(ma, &pose_a, mb, &pose_b, &opts)
+            .map_err(query_error)?;
         (None, hit)
     } else {
         let p = ctx
-            .collide_all(&ma, &pose_a, &mb, &pose_b, &opts)
-            .map_err(internal)?;
+            .collide_all(ma, &pose_a, mb, &pose_b, &opts)
+            .map_err(query_error)?;
         let hit = !p.is_empty();
         (Some(p), hit)
     };
@@ -469,81 +599,6 @@ fn info(file: &Path, json: bool) -> Result<(), Failure> {
     } else if let Some(obj) = v.as_object() {
         for (k, x) in obj {
             println!("{k}: {x}");
-        }
-    }
-    Ok(())
-}
-
-fn bench(scene: &Path, frames: Option<usize>, json: bool) -> Result<(), Failure> {
-    let s = if scene == Path::new("builtin") {
-        Scene::builtin()
-    } else {
-        Scene::load(scene).map_err(input)?
-    };
-    let ctx = Context::new(Backend::Cpu).map_err(internal)?;
-    let n = frames.unwrap_or(usize::MAX).min(s.frame_count());
-    let mut rows = Vec::new();
-    for q in s.queries() {
-        let kind = q.kind.as_str();
-        if kind != "collide-all" && kind != "collide-any" {
-            continue;
-        }
-        if q.targets == gprox::geometry::scene::QueryTargets::AllPairs {
-            eprintln!("note: {kind} over all object pairs: run gprox-bench for broad-phase scenes");
-            continue;
-        }
-        for [ia, ib] in s.query_pairs(q) {
-            let t = Instant::now();
-            let mut a = ctx.model(s.mesh(ia).clone()).map_err(internal)?;
-            let mut b = ctx.model(s.mesh(ib).clone()).map_err(internal)?;
-            let build_ms = ms(t);
-            let mut per_frame = Vec::new();
-            for f in 0..n {
-                let t = Instant::now();
-                for (m, o) in [(&mut a, ia), (&mut b, ib)] {
-                    if s.is_deforming(o) {
-                        ctx.update(m, s.positions(f, o)).map_err(internal)?;
-                    }
-                }
-                let update_ms = ms(t);
-                let (pa, pb) = (s.pose(f, ia), s.pose(f, ib));
-                let opts = CollideOptions::default();
-                let t = Instant::now();
-                let count = if kind == "collide-all" {
-                    ctx.collide_all(&a, &pa, &b, &pb, &opts)
-                        .map_err(internal)?
-                        .len()
-                } else {
-                    usize::from(ctx.collide_any(&a, &pa, &b, &pb, &opts).map_err(internal)?)
-                };
-                per_frame.push(json!({"frame": f, "count": count,
-                                      "update_ms": update_ms, "query_ms": ms(t)}));
-            }
-            let target = format!("{}|{}", s.objects()[ia].name, s.objects()[ib].name);
-            rows.push(
-                json!({"query": kind, "target": target, "build_ms": build_ms,
-                             "frames": per_frame}),
-            );
-        }
-    }
-    if json {
-        println!("{}", json!({"scene": s.name(), "runs": rows}));
-        return Ok(());
-    }
-    println!("scene {} ({} frames run)", s.name(), n);
-    for r in &rows {
-        println!(
-            "{} {}: build {:.3} ms",
-            r["query"], r["target"], r["build_ms"]
-        );
-        for f in r["frames"].as_array().into_iter().flatten() {
-            println!(
-                "  frame {:3}: {:>6} | update {:.3} ms | query {:.3} ms",
-                f["frame"],
-                f["count"],
-                f["update_ms"].as_f64().unwrap_or(0.0),
-                f["query_ms"].as_f64().unwrap_or(0.0)
-            );
         }
     }
     Ok(())

@@ -4,12 +4,13 @@ use std::path::Path;
 use std::time::Instant;
 
 use gprox::geometry::transform::Pose64;
-use gprox::query::collide::{CollisionObject, Side};
-use gprox::query::penetration::{penetration, PenetratingVertex, PenetrationError};
+use gprox::query::collide::Side;
+use gprox::query::penetration::{PenetratingVertex, PenetrationError};
 use gprox::render::Picture;
+use gprox::Context;
 use serde_json::json;
 
-use super::{check_picture_path, input, internal, ms, save_picture, Failure, MeshPair};
+use super::{check_picture_path, input, ms, query_error, save_picture, Failure, MeshPair, Models};
 
 /// How many vertices the human-readable output lists.
 const LISTED: usize = 10;
@@ -27,33 +28,33 @@ fn vertex_json(v: &PenetratingVertex) -> serde_json::Value {
 
 /// `gprox penetration A B`: every vertex of A strictly inside B and of B inside A, with depth,
 /// closest point and direction; `--render` draws them as dots joined to their closest points.
-pub fn penetration_cmd(pair: &MeshPair, json: bool, render: Option<&Path>) -> Result<(), Failure> {
+pub fn penetration_cmd(
+    ctx: &Context,
+    pair: &MeshPair,
+    m: &Models,
+    json: bool,
+    render: Option<&Path>,
+) -> Result<(), Failure> {
     if let Some(r) = render {
         check_picture_path(r)?;
     }
-    let (mesh_a, mesh_b) = pair.load()?;
     let (pose_a, pose_b) = (pair.pose_a(), pair.pose_b());
     let (a, b) = (pair.a.as_path(), pair.b.as_path());
-    let t = Instant::now();
-    let bvh_a = gprox::bvh::lbvh::build(&mesh_a);
-    let bvh_b = gprox::bvh::lbvh::build(&mesh_b);
-    let build_ms = ms(t);
+    let (mesh_a, mesh_b, build_ms) = (m.a.mesh(), m.b.mesh(), m.build_ms);
     let (pa, pb) = (Pose64::from_affine(&pose_a), Pose64::from_affine(&pose_b));
-    let oa = CollisionObject::new(&mesh_a, &bvh_a, pa).map_err(internal)?;
-    let ob = CollisionObject::new(&mesh_b, &bvh_b, pb).map_err(internal)?;
     let t = Instant::now();
-    let r = penetration(&oa, &ob).map_err(|e| {
+    let r = ctx.penetration(&m.a, &pose_a, &m.b, &pose_b).map_err(|e| {
         let file = |s: Side| match s {
             Side::A => a.display().to_string(),
             Side::B => b.display().to_string(),
         };
         match &e {
-            PenetrationError::NotClosed { object, .. }
-            | PenetrationError::NotOriented { object, .. }
-            | PenetrationError::NonFinitePose { object } => {
-                input(format!("{}: {e}", file(*object)))
-            }
-            _ => internal(e),
+            gprox::Error::Penetration(
+                PenetrationError::NotClosed { object, .. }
+                | PenetrationError::NotOriented { object, .. }
+                | PenetrationError::NonFinitePose { object },
+            ) => input(format!("{}: {e}", file(*object))),
+            _ => query_error(e),
         }
     })?;
     let query_ms = ms(t);
@@ -61,8 +62,8 @@ pub fn penetration_cmd(pair: &MeshPair, json: bool, render: Option<&Path>) -> Re
         // Faces holding a closest point are highlighted on the mesh they belong to.
         let faces_of = |list: &[PenetratingVertex]| list.iter().map(|v| v.face).collect::<Vec<_>>();
         let mut pic = Picture::new(960, 720);
-        pic.add_mesh(&mesh_a, &pa, Picture::GREY, &faces_of(r.b_in_a()));
-        pic.add_mesh(&mesh_b, &pb, Picture::SAND, &faces_of(r.a_in_b()));
+        pic.add_mesh(mesh_a, &pa, Picture::GREY, &faces_of(r.b_in_a()));
+        pic.add_mesh(mesh_b, &pb, Picture::SAND, &faces_of(r.a_in_b()));
         for (_, v) in r.iter() {
             pic.add_segment(v.position, v.closest);
             pic.add_dot(v.position);

@@ -12,7 +12,9 @@ use gprox::render::Picture;
 use gprox::Context;
 use serde_json::json;
 
-use super::{check_picture_path, input, internal, ms, save_picture, Failure, MeshPair};
+use super::{
+    check_picture_path, input, models, ms, query_error, save_picture, Failure, MeshPair, Models,
+};
 
 /// Colour of faces without contact in exports.
 const PLAIN: [u8; 3] = [190, 190, 190];
@@ -115,30 +117,29 @@ fn point(p: glam::DVec3) -> [f64; 3] {
 pub fn distance_cmd(
     ctx: &Context,
     pair: &MeshPair,
+    m: &Models,
     json: bool,
     render: Option<&Path>,
 ) -> Result<(), Failure> {
     if let Some(r) = render {
         check_picture_path(r)?;
     }
-    let (mesh_a, mesh_b) = pair.load()?;
     let (pose_a, pose_b) = (pair.pose_a(), pair.pose_b());
     let (a, b) = (pair.a.as_path(), pair.b.as_path());
+    let (ma, mb) = (&m.a, &m.b);
     let t = Instant::now();
-    let ma = ctx.model(mesh_a).map_err(internal)?;
-    let mb = ctx.model(mesh_b).map_err(internal)?;
     let opts = DistanceOptions::default();
     // A first query far apart makes both models' distance trees (and device copies).
     let far = Affine3A::from_translation(Vec3::splat(1e6));
-    ctx.distance(&ma, &Affine3A::IDENTITY, &mb, &far, &opts)
-        .map_err(internal)?;
-    let build_ms = ms(t);
+    ctx.distance(ma, &Affine3A::IDENTITY, mb, &far, &opts)
+        .map_err(query_error)?;
+    let build_ms = m.build_ms + ms(t);
     let (mesh_a, mesh_b) = (ma.mesh(), mb.mesh());
     let (pa, pb) = (Pose64::from_affine(&pose_a), Pose64::from_affine(&pose_b));
     let t = Instant::now();
     let r = ctx
-        .distance(&ma, &pose_a, &mb, &pose_b, &opts)
-        .map_err(internal)?;
+        .distance(ma, &pose_a, mb, &pose_b, &opts)
+        .map_err(query_error)?;
     let query_ms = ms(t);
     if let Some(path) = render {
         let mut pic = Picture::new(960, 720);
@@ -211,13 +212,12 @@ pub fn self_cmd(
     if let Some(e) = export_to {
         check_export_path(e)?;
     }
-    let mesh = gprox::geometry::io::load_mesh(m).map_err(input)?;
+    let (model, build_ms) = models::load(ctx, m, false)?;
     let t = Instant::now();
-    let model = ctx.model(mesh).map_err(internal)?;
     model.topology();
-    let build_ms = ms(t);
+    let build_ms = build_ms + ms(t);
     let t = Instant::now();
-    let pairs = ctx.self_collide(&model).map_err(internal)?;
+    let pairs = ctx.self_collide(&model).map_err(query_error)?;
     let query_ms = ms(t);
     let mesh = model.mesh();
     let mut contact: Vec<u32> = pairs.iter().flatten().copied().collect();

@@ -171,11 +171,131 @@ fn bench_builtin_scene() {
     for r in runs {
         assert_eq!(r["frames"].as_array().unwrap().len(), 3);
     }
-    // Frame 0 of the built-in scene is in contact: collide-all count > 0, collide-any = 1.
+    // Frame 0 of the built-in scene is in contact: collide-all count > 0, collide-any true.
     assert!(runs[0]["frames"][0]["count"].as_u64().unwrap() > 0);
-    assert_eq!(runs[1]["frames"][0]["count"].as_u64(), Some(1));
+    assert_eq!(runs[1]["frames"][0]["collide"].as_bool(), Some(true));
     let out = gprox(&["bench", "builtin", "--frames", "2"]);
     assert!(text(&out.stdout).contains("frame"));
+    // The device kernels (host emulator) give the same answers, with device-op counts.
+    let out = gprox(&[
+        "bench",
+        "builtin",
+        "--frames",
+        "2",
+        "--backend",
+        "emulated",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let e: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for (c, g) in runs.iter().zip(e["runs"].as_array().unwrap()) {
+        assert_eq!(g["backend"], "emulated");
+        for f in 0..2 {
+            assert_eq!(c["frames"][f]["count"], g["frames"][f]["count"]);
+            assert_eq!(c["frames"][f]["collide"], g["frames"][f]["collide"]);
+            assert!(g["frames"][f]["device_ops"]["launches"].as_f64().unwrap() > 0.0);
+        }
+    }
+}
+
+/// One flat unit-square patch (degree 1 × 1) in `.bpt` form.
+const SQUARE_BPT: &str = "1\n1 1\n0 0 0\n1 0 0\n0 1 0\n1 1 0\n";
+
+#[test]
+fn freeform_distance_and_collide() {
+    let d = dir("freeform");
+    let sq = d.join("square.bpt");
+    std::fs::write(&sq, SQUARE_BPT).unwrap();
+    let sq = sq.to_str().unwrap();
+    // Parallel squares 0.5 apart (overlapping in x, y): distance 0.5 exactly.
+    let out = gprox(&["distance", sq, sq, "--pose-b", "0.2,0.3,0.5", "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["freeform"], true);
+    let (lo, hi) = (v["lower"].as_f64().unwrap(), v["upper"].as_f64().unwrap());
+    assert!(
+        lo <= 0.5 && 0.5 <= hi && hi - lo <= 1e-6 * 1.5,
+        "[{lo}, {hi}]"
+    );
+    // Tilted through each other: a witnessed contact; 2 units apart: none.
+    let out = gprox(&["collide", sq, sq, "--pose-b", "0.2,0.3,0,0,30,0", "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (
+            v["collide"].as_bool(),
+            v["witnessed"].as_u64().map(|w| w > 0)
+        ),
+        (Some(true), Some(true))
+    );
+    let out = gprox(&["collide", sq, sq, "--pose-b", "0,0,2", "--any", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["collide"], false);
+    // Mixed with a mesh: a typed input error that names the way out, or the tessellation.
+    let t = d.join("t.obj");
+    std::fs::write(&t, TETRA).unwrap();
+    let t = t.to_str().unwrap();
+    let out = gprox(&["collide", t, sq]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("freeform") && text(&out.stderr).contains("--tessellate"));
+    let out = gprox(&[
+        "collide",
+        t,
+        sq,
+        "--tessellate",
+        "--pose-a",
+        "0.1,0.1,-0.5",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["count"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn ccd_of_a_falling_tetrahedron() {
+    let d = dir("ccd");
+    let t = d.join("t.obj");
+    std::fs::write(&t, TETRA).unwrap();
+    let t = t.to_str().unwrap();
+    // B's vertex 0 falls from (0.1, 0.1, 2) to (0.1, 0.1, -1) onto A's face x + y + z = 1,
+    // which it reaches at z = 0.8: t = 1.2 / 3 = 0.4.
+    let args = [
+        "ccd",
+        t,
+        t,
+        "--pose-b",
+        "0.1,0.1,2",
+        "--end-pose-b",
+        "0.1,0.1,-1",
+        "--json",
+    ];
+    let mut answers = Vec::new();
+    for backend in ["cpu", "emulated"] {
+        let mut a = args.to_vec();
+        a.extend(["--backend", backend]);
+        let out = gprox(&a);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let toi = v["toi"].as_f64().unwrap();
+        assert!(toi <= 0.4 && toi > 0.4 - 1e-5, "{toi}");
+        answers.push((v["toi"].clone(), v["contacts"].clone()));
+    }
+    assert_eq!(answers[0], answers[1]);
+    let out = gprox(&[
+        "ccd",
+        t,
+        t,
+        "--pose-b",
+        "5,0,0",
+        "--end-pose-b",
+        "5,0,-1",
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["toi"].is_null());
+    let out = gprox(&["ccd", t, t, "--min-separation", "-1"]);
+    assert_eq!(out.status.code(), Some(2));
 }
 
 #[test]
@@ -319,6 +439,31 @@ fn penetration_of_shifted_tetrahedra() {
         (v["inside_vertices"].as_u64(), v["max_depth"].as_f64()),
         (Some(0), Some(0.0))
     );
+    // A device context answers on the CPU: the same vertices and depths.
+    let emu = gprox(&[
+        "penetration",
+        t,
+        t,
+        "--pose-b",
+        "0.1,0.1,0.1",
+        "--json",
+        "--backend",
+        "emulated",
+    ]);
+    assert!(emu.status.success(), "{}", text(&emu.stderr));
+    let e: serde_json::Value = serde_json::from_slice(&emu.stdout).unwrap();
+    let cpu = gprox(&[
+        "penetration",
+        t,
+        t,
+        "--pose-b",
+        "0.1,0.1,0.1",
+        "--json",
+        "--backend",
+        "cpu",
+    ]);
+    let c: serde_json::Value = serde_json::from_slice(&cpu.stdout).unwrap();
+    assert_eq!((&e["b_in_a"], &e["a_in_b"]), (&c["b_in_a"], &c["a_in_b"]));
     let out = gprox(&["penetration", t, t, "--pose-b", "0.1,0.1,0.1"]);
     assert!(out.status.success());
     assert!(

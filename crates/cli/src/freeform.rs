@@ -1,0 +1,200 @@
+//! `collide` and `distance` between two freeform models (NURBS JSON or `.bpt` files).
+
+use std::time::Instant;
+
+use gprox::query::freeform::DistanceOptions as FreeformDistanceOptions;
+use gprox::Context;
+use serde_json::json;
+
+use super::{input, ms, query_error, Failure, MeshPair, Models};
+
+/// How many pairs the human-readable output lists.
+const LISTED: usize = 10;
+
+/// The larger of the two models' sizes (largest side of their tessellations' boxes).
+fn size(m: &Models) -> f64 {
+    [&m.a, &m.b]
+        .iter()
+        .map(|x| {
+            let b = x.bvh().root_aabb();
+            (0..3)
+                .map(|i| f64::from(b.max[i] - b.min[i]))
+                .fold(0.0, f64::max)
+        })
+        .fold(f64::MIN_POSITIVE, f64::max)
+}
+
+/// A tolerance argument, or `fraction` of the models' size.
+fn tolerance_or(m: &Models, given: Option<f64>, fraction: f64) -> Result<f64, Failure> {
+    match given {
+        Some(t) if t.is_finite() && t > 0.0 => Ok(t),
+        Some(t) => Err(input(format!(
+            "--tolerance must be finite and > 0, got {t}"
+        ))),
+        None => Ok(fraction * size(m)),
+    }
+}
+
+/// `gprox collide A B` on freeform models: sub-patch pairs within the tolerance.
+pub fn collide_cmd(
+    ctx: &Context,
+    pair: &MeshPair,
+    m: &Models,
+    tolerance: Option<f64>,
+    any: bool,
+    json: bool,
+) -> Result<(), Failure> {
+    let tol = tolerance_or(m, tolerance, 1e-3)?;
+    let (pa, pb) = (pair.pose_a(), pair.pose_b());
+    let t = Instant::now();
+    let (pairs, hit) = if any {
+        let hit = ctx
+            .freeform_collide_any(&m.a, &pa, &m.b, &pb, tol)
+            .map_err(query_error)?;
+        (None, hit)
+    } else {
+        let p = ctx
+            .freeform_collide(&m.a, &pa, &m.b, &pb, tol)
+            .map_err(query_error)?;
+        let hit = p.iter().any(|x| x.witnessed);
+        (Some(p), hit)
+    };
+    let query_ms = ms(t);
+    let witnessed = pairs
+        .as_ref()
+        .map(|p| p.iter().filter(|x| x.witnessed).count());
+    if json {
+        let list: Option<Vec<_>> = pairs.as_ref().map(|p| {
+            p.iter()
+                .map(|x| {
+                    json!({
+                        "surface_a": x.surface_a,
+                        "rect_a": [x.rect_a.u0, x.rect_a.u1, x.rect_a.v0, x.rect_a.v1],
+                        "surface_b": x.surface_b,
+                        "rect_b": [x.rect_b.u0, x.rect_b.u1, x.rect_b.v0, x.rect_b.v1],
+                        "lower": x.lower,
+                        "upper": x.upper,
+                        "witnessed": x.witnessed,
+                    })
+                })
+                .collect()
+        });
+        let v = json!({
+            "a": pair.a.display().to_string(),
+            "b": pair.b.display().to_string(),
+            "backend": ctx.backend().to_string(),
+            "freeform": true,
+            "tolerance": tol,
+            "collide": hit,
+            "count": pairs.as_ref().map(Vec::len),
+            "witnessed": witnessed,
+            "pairs": list,
+            "build_ms": m.build_ms,
+            "query_ms": query_ms,
+        });
+        println!("{v}");
+        return Ok(());
+    }
+    println!(
+        "A: {} ({} surfaces)\nB: {} ({} surfaces)\nbackend: {} (freeform queries run on the cpu)",
+        pair.a.display(),
+        m.a.surfaces().map_or(0, <[_]>::len),
+        pair.b.display(),
+        m.b.surfaces().map_or(0, <[_]>::len),
+        ctx.backend()
+    );
+    println!("tolerance: {tol}");
+    match &pairs {
+        None => println!("within tolerance: {hit}"),
+        Some(p) => {
+            println!(
+                "sub-patch pairs that may come within the tolerance: {} ({} witnessed)",
+                p.len(),
+                witnessed.unwrap_or(0)
+            );
+            for x in p.iter().filter(|x| x.witnessed).take(LISTED) {
+                println!(
+                    "  A surface {} u [{:.4}, {:.4}] v [{:.4}, {:.4}] x B surface {}: {:.3e} apart",
+                    x.surface_a,
+                    x.rect_a.u0,
+                    x.rect_a.u1,
+                    x.rect_a.v0,
+                    x.rect_a.v1,
+                    x.surface_b,
+                    x.upper
+                );
+            }
+        }
+    }
+    println!("build {:.3} ms, query {query_ms:.3} ms", m.build_ms);
+    Ok(())
+}
+
+/// `gprox distance A B` on freeform models: certified minimum distance and closest points.
+pub fn distance_cmd(
+    ctx: &Context,
+    pair: &MeshPair,
+    m: &Models,
+    tolerance: Option<f64>,
+    json: bool,
+) -> Result<(), Failure> {
+    let opts = FreeformDistanceOptions {
+        tolerance: tolerance_or(m, tolerance, 1e-6)?,
+        ..Default::default()
+    };
+    let t = Instant::now();
+    let d = ctx
+        .freeform_distance(&m.a, &pair.pose_a(), &m.b, &pair.pose_b(), &opts)
+        .map_err(query_error)?;
+    let query_ms = ms(t);
+    if json {
+        let v = json!({
+            "a": pair.a.display().to_string(),
+            "b": pair.b.display().to_string(),
+            "backend": ctx.backend().to_string(),
+            "freeform": true,
+            "distance": d.distance,
+            "lower": d.lower,
+            "upper": d.upper,
+            "converged": d.converged,
+            "point_a": d.point_a.to_array(),
+            "point_b": d.point_b.to_array(),
+            "surface_a": d.surface_a,
+            "surface_b": d.surface_b,
+            "uv_a": [d.uv_a.0, d.uv_a.1],
+            "uv_b": [d.uv_b.0, d.uv_b.1],
+            "build_ms": m.build_ms,
+            "query_ms": query_ms,
+        });
+        println!("{v}");
+        return Ok(());
+    }
+    println!(
+        "A: {}\nB: {}\nbackend: {} (freeform queries run on the cpu)",
+        pair.a.display(),
+        pair.b.display(),
+        ctx.backend()
+    );
+    println!(
+        "distance: {} (certified bounds [{}, {}]{})",
+        d.distance,
+        d.lower,
+        d.upper,
+        if d.converged {
+            ""
+        } else {
+            ", work cap reached"
+        }
+    );
+    let (p, q) = (d.point_a, d.point_b);
+    println!(
+        "closest point on A: {} {} {} (surface {}, u {}, v {})",
+        p.x, p.y, p.z, d.surface_a, d.uv_a.0, d.uv_a.1
+    );
+    println!(
+        "closest point on B: {} {} {} (surface {}, u {}, v {})",
+        q.x, q.y, q.z, d.surface_b, d.uv_b.0, d.uv_b.1
+    );
+    println!("build {:.3} ms, query {query_ms:.3} ms", m.build_ms);
+    Ok(())
+}
