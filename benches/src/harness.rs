@@ -1,15 +1,16 @@
 //! Command-line options and the top-level loop: scenes × targets × backend configurations.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context as _, Result};
 use clap::Parser;
-use gprox::geometry::scene::Scene;
+use gprox::geometry::scene::{Scene, Truth};
 use gprox::{Backend, Context};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 
-use crate::peers::PeerResults;
+use crate::peers::{PeerResults, RefFrame};
 use crate::report::{DeviceOpsRecord, LbvhRecord, Machine, PeerRatio, RefCheck, Report, RunRecord};
 use crate::run::{run_target, same_answer, targets, RunData};
 use crate::stats::{median, Summary};
@@ -148,27 +149,84 @@ fn loadavg() -> String {
         .unwrap_or_default()
 }
 
-/// Compares a run's frames with the reference frames; returns the check.
-fn check_reference(data: &RunData, peers: Option<&crate::peers::PeerQuery>, src: &str) -> RefCheck {
-    let Some(pq) = peers.filter(|p| !p.reference.is_empty()) else {
-        return RefCheck {
-            source: "none".into(),
-            ..Default::default()
-        };
-    };
-    let mut check = RefCheck {
-        source: src.to_string(),
-        ..Default::default()
-    };
-    if data.frames.iter().any(|f| f.inside_vertices.is_some()) {
-        check.notes.push(
-            "penetration: the reference is analytic (tessellation error), not compared; \
-             parry3d-f64 (same process) is the cross-check"
-                .into(),
-        );
+/// Entry `f` of an optional per-frame array.
+fn at<T: Copy>(v: &Option<Vec<T>>, f: usize) -> Option<T> {
+    v.as_ref().and_then(|v| v.get(f).copied())
+}
+
+/// The scene's own truth of a target as reference frames (`None` when it has none).
+fn truth_frames(truth: Option<Truth>) -> Option<BTreeMap<usize, RefFrame>> {
+    let t = truth?;
+    let frames = [
+        t.count.as_ref().map(Vec::len),
+        t.collide.as_ref().map(Vec::len),
+        t.distance.as_ref().map(Vec::len),
+        t.toi.as_ref().map(Vec::len),
+    ]
+    .into_iter()
+    .flatten()
+    .max()?;
+    Some(
+        (0..frames)
+            .map(|f| {
+                let r = RefFrame {
+                    count: at(&t.count, f),
+                    collide: at(&t.collide, f),
+                    distance: at(&t.distance, f),
+                    toi: at(&t.toi, f),
+                    object_pairs: None,
+                };
+                (f, r)
+            })
+            .collect(),
+    )
+}
+
+/// Compares a run's frames with the reference frames of the peers' results (the brute-force
+/// oracle) and with the scene's own truth; `source` is `none` when there was neither.
+fn check_reference(
+    data: &RunData,
+    peers: Option<&crate::peers::PeerQuery>,
+    src: &str,
+    truth: Option<Truth>,
+) -> RefCheck {
+    let mut check = RefCheck::default();
+    let mut sources = Vec::new();
+    if let Some(pq) = peers.filter(|p| !p.reference.is_empty()) {
+        sources.push(src.to_string());
+        if data.frames.iter().any(|f| f.inside_vertices.is_some()) {
+            check.notes.push(
+                "penetration: the reference is analytic (tessellation error), not compared; \
+                 parry3d-f64 (same process) is the cross-check"
+                    .into(),
+            );
+        }
+        // The reference is a float64 numpy computation: distances agree to 1e-5 relative.
+        compare_frames(data, &pq.reference, "ref", 1e-5, &mut check);
     }
+    if let Some(t) = truth_frames(truth) {
+        sources.push("scene.json: truth".into());
+        // The scene's truth is exact: distances agree to 1e-9 relative.
+        compare_frames(data, &t, "truth", 1e-9, &mut check);
+    }
+    check.source = if sources.is_empty() {
+        "none".into()
+    } else {
+        sources.join(" + ")
+    };
+    check
+}
+
+/// Compares every frame of `data` that `reference` has; mismatches and notes name `tag`.
+fn compare_frames(
+    data: &RunData,
+    reference: &BTreeMap<usize, RefFrame>,
+    tag: &str,
+    distance_rel: f64,
+    check: &mut RefCheck,
+) {
     for f in &data.frames {
-        let Some(r) = pq.reference.get(&f.frame) else {
+        let Some(r) = reference.get(&f.frame) else {
             continue;
         };
         check.frames_checked += 1;
@@ -176,34 +234,34 @@ fn check_reference(data: &RunData, peers: Option<&crate::peers::PeerQuery>, src:
             if a != b {
                 check
                     .mismatches
-                    .push(format!("f{}: count {a} vs {b} (ref)", f.frame));
+                    .push(format!("f{}: count {a} vs {b} ({tag})", f.frame));
             }
         }
         if let (Some(a), Some(b)) = (f.collide, r.collide) {
             if a != b {
                 check
                     .mismatches
-                    .push(format!("f{}: collide {a} vs {b} (ref)", f.frame));
+                    .push(format!("f{}: collide {a} vs {b} ({tag})", f.frame));
             }
         }
         if let (Some(a), Some(b)) = (f.distance, r.distance) {
-            // The reference is a float64 numpy computation: agree to 1e-5 relative.
-            if (a - b).abs() > 1e-5 * b.abs().max(1e-12) {
+            if (a - b).abs() > distance_rel * b.abs().max(1e-12) {
                 check
                     .mismatches
-                    .push(format!("f{}: distance {a:.9} vs {b:.9} (ref)", f.frame));
+                    .push(format!("f{}: distance {a:.9} vs {b:.9} ({tag})", f.frame));
             }
         }
         if let (Some(a), Some(b)) = (f.toi, r.toi) {
             // Later than the reference = a missed contact: a failure. Earlier is what a
             // conservative solver may report (a certified lower bound): noted, not failed.
             if a > b + 1e-9 {
-                check
-                    .mismatches
-                    .push(format!("f{}: toi {a:.9} later than {b:.9} (ref)", f.frame));
+                check.mismatches.push(format!(
+                    "f{}: toi {a:.9} later than {b:.9} ({tag})",
+                    f.frame
+                ));
             } else if a < b - 1e-6 {
                 check.notes.push(format!(
-                    "f{}: toi {a:.9} earlier than {b:.9} (ref), conservative",
+                    "f{}: toi {a:.9} earlier than {b:.9} ({tag}), conservative",
                     f.frame
                 ));
             }
@@ -211,7 +269,7 @@ fn check_reference(data: &RunData, peers: Option<&crate::peers::PeerQuery>, src:
         if let (Some(a), Some(b)) = (&f.object_pairs, &r.object_pairs) {
             if a != b {
                 check.mismatches.push(format!(
-                    "f{}: object pairs differ ({} vs {} (ref))",
+                    "f{}: object pairs differ ({} vs {} ({tag}))",
                     f.frame,
                     a.len(),
                     b.len()
@@ -219,7 +277,6 @@ fn check_reference(data: &RunData, peers: Option<&crate::peers::PeerQuery>, src:
             }
         }
     }
-    check
 }
 
 fn lbvh_timing(triangles: usize, threads: usize, repeats: usize) -> Result<LbvhRecord> {
@@ -306,6 +363,7 @@ pub fn run_all(args: &Args) -> Result<bool> {
         stages: Vec::new(),
         skipped: Vec::new(),
         failures: Vec::new(),
+        unverified: Vec::new(),
         parry_disagreements: Vec::new(),
     };
     if !scenes_dir.is_dir() {
@@ -384,8 +442,19 @@ pub fn run_all(args: &Args) -> Result<bool> {
                 let pq = peers
                     .as_ref()
                     .and_then(|p| p.get(t.kind.as_str(), &t.label));
+                let truth = scene.truth().get(t.kind.as_str(), &t.label);
                 let reference =
-                    check_reference(&data, pq, &format!("{}: ref", peer_path.display()));
+                    check_reference(&data, pq, &format!("{}: ref", peer_path.display()), truth);
+                if reference.source == "none" {
+                    let what = format!("{} {} {}", scene.name(), t.kind.as_str(), t.label);
+                    eprintln!(
+                        "warning: {what}: no reference results and no truth in the scene: \
+                         unverified"
+                    );
+                    if !report.unverified.contains(&what) {
+                        report.unverified.push(what);
+                    }
+                }
                 for m in &reference.mismatches {
                     report.failures.push(format!(
                         "{} {} {} on {} x{}: {m}",

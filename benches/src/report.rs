@@ -266,6 +266,9 @@ pub struct Report {
     pub skipped: Vec<Skipped>,
     /// Disagreements (with the reference or between backends); non-empty = failed run.
     pub failures: Vec<String>,
+    /// Targets (`scene query target`) whose results nothing checked: no reference results
+    /// and no truth in the scene. A report with any is unverified.
+    pub unverified: Vec<String>,
     /// parry3d-f64 results that differ from gprox's or the reference's (not failures).
     pub parry_disagreements: Vec<String>,
 }
@@ -527,6 +530,12 @@ impl Report {
             s.push_str("\n## Not run\n\n");
             for k in &self.skipped {
                 let _ = writeln!(s, "- {} / {}: {}", k.scene, k.query, k.why);
+            }
+        }
+        if !self.unverified.is_empty() {
+            s.push_str("\n## UNVERIFIED (no reference results, no truth in the scene)\n\n");
+            for u in &self.unverified {
+                let _ = writeln!(s, "- {u}");
             }
         }
         if !self.failures.is_empty() {

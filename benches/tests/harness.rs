@@ -11,6 +11,11 @@ const TETRA: &str = "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 3 2\nf 1 2 4\nf 1 4
 /// `root/scenes/tiny` with two tetrahedra: frame 0 far apart, frame 1 coincident (every face
 /// of a tetrahedron shares an edge with every other, so all 4 x 4 face pairs intersect).
 fn tiny(root: &Path) -> PathBuf {
+    tiny_with(root, "")
+}
+
+/// [`tiny`] with `extra` keys in its `scene.json` (starting with a comma).
+fn tiny_with(root: &Path, extra: &str) -> PathBuf {
     let dir = root.join("scenes/tiny");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("tet.obj"), TETRA).unwrap();
@@ -20,7 +25,10 @@ fn tiny(root: &Path) -> PathBuf {
             "objects": [{"name": "a", "mesh": "tet.obj"}, {"name": "b", "mesh": "tet.obj"}],
             "transforms": "transforms.f32",
             "queries": [{"kind": "collide-all", "pairs": [["a", "b"]]},
-                        {"kind": "collide-any", "pairs": "all"}]}"#,
+                        {"kind": "collide-any", "pairs": "all"}]"#
+            .to_string()
+            + extra
+            + "}",
     )
     .unwrap();
     let id = [1f32, 0., 0., 0., 0., 1., 0., 0., 0., 0., 1., 0.];
@@ -97,6 +105,54 @@ fn agreeing_reference_passes_and_reports_are_written() {
     assert_eq!(stages[1]["front_tracking"], true);
     assert!(stages.iter().all(|s| s["pairs"] == 16));
     assert!(md.contains("## Stages"));
+    // Nothing checks the collide-any target: the report says so.
+    assert_eq!(
+        json["unverified"],
+        serde_json::json!(["tiny collide-any all"])
+    );
+    assert_eq!(runs[1]["reference"]["source"], "none");
+    assert!(md.contains("UNVERIFIED"));
+}
+
+/// The scene's own truth is checked like a reference: agreeing truth passes with every
+/// target verified, a wrong entry fails naming the frame.
+#[test]
+fn scene_truth_is_checked() {
+    let root = std::env::temp_dir().join(format!("gprox-bench-truth-{}", std::process::id()));
+    for (count1, ok) in [(16, true), (15, false)] {
+        let _ = std::fs::remove_dir_all(&root);
+        let truth = format!(
+            r#", "truth": {{"collide-all": {{"a|b": {{"count": [0, {count1}], "collide": [false, true]}}}},
+                           "collide-any": {{"all": {{"collide": [false, true]}}}}}}"#
+        );
+        let scenes = tiny_with(&root, &truth);
+        assert_eq!(run_all(&args(&root, &scenes)).unwrap(), ok);
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(root.join("out/report.json")).unwrap())
+                .unwrap();
+        assert_eq!(json["unverified"], serde_json::json!([]));
+        let runs = json["runs"].as_array().unwrap();
+        assert_eq!(runs[0]["reference"]["source"], "scene.json: truth");
+        assert_eq!(runs[1]["reference"]["frames_checked"], 2);
+        let failures = json["failures"].as_array().unwrap();
+        if ok {
+            assert!(failures.is_empty(), "{failures:?}");
+        } else {
+            assert_eq!(failures.len(), 1);
+            assert!(failures[0]
+                .as_str()
+                .unwrap()
+                .contains("f1: count 16 vs 15 (truth)"));
+        }
+    }
+    // A truth array of the wrong length is a scene error naming it.
+    let _ = std::fs::remove_dir_all(&root);
+    let scenes = tiny_with(
+        &root,
+        r#", "truth": {"collide-all": {"a|b": {"count": [0]}}}"#,
+    );
+    let err = format!("{:#}", run_all(&args(&root, &scenes)).unwrap_err());
+    assert!(err.contains("`count` has 1 entries for 2 frames"), "{err}");
 }
 
 #[test]

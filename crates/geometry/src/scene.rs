@@ -22,6 +22,7 @@ mod builtin;
 mod error;
 mod json;
 mod obj;
+mod truth;
 
 use std::path::{Path, PathBuf};
 
@@ -32,6 +33,7 @@ use crate::TriMesh;
 
 pub use builtin::torus;
 pub use error::SceneError;
+pub use truth::{SceneTruth, Truth};
 
 /// The only format string this reader accepts.
 pub const FORMAT: &str = "proxbench-scene/1";
@@ -138,6 +140,7 @@ pub struct Scene {
     /// Per object: `frames * vertex_count` positions for deforming objects, empty otherwise.
     verts: Vec<Vec<Vec3>>,
     queries: Vec<SceneQuery>,
+    truth: SceneTruth,
 }
 
 impl Scene {
@@ -253,6 +256,7 @@ impl Scene {
             transforms,
             verts,
             queries,
+            truth: header.truth,
         })
     }
 
@@ -324,7 +328,14 @@ impl Scene {
             transforms,
             verts,
             queries,
+            truth: SceneTruth::default(),
         })
+    }
+
+    /// The scene's own per-frame truth (`truth` and `exact_distance_per_frame` in
+    /// `scene.json`; empty for in-memory scenes).
+    pub fn truth(&self) -> &SceneTruth {
+        &self.truth
     }
 
     /// Scene name.

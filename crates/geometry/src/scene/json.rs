@@ -5,6 +5,9 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::Value;
 
+use std::collections::BTreeMap;
+
+use super::truth::{SceneTruth, Truth};
 use super::{Motion, QueryKind, QueryTargets, SceneError, SceneQuery, FORMAT};
 
 #[derive(Deserialize)]
@@ -18,6 +21,10 @@ struct RawScene {
     transforms: String,
     #[serde(default)]
     queries: Vec<RawQuery>,
+    #[serde(default)]
+    truth: BTreeMap<String, BTreeMap<String, Truth>>,
+    #[serde(default)]
+    exact_distance_per_frame: Option<Vec<f64>>,
 }
 
 #[derive(Deserialize)]
@@ -55,6 +62,7 @@ pub(super) struct Header {
     pub objects: Vec<ObjectHeader>,
     pub transforms: String,
     pub queries: Vec<SceneQuery>,
+    pub truth: SceneTruth,
 }
 
 /// Parses `text` (the contents of `path`) and checks it against the format.
@@ -167,6 +175,29 @@ pub(super) fn parse_header(path: &Path, text: &str) -> Result<Header, SceneError
         });
     }
 
+    for (kind, targets) in &raw.truth {
+        for (label, t) in targets {
+            for (what, n) in t.lengths() {
+                // A time of impact belongs to a step: the last frame has none.
+                let ok = n == raw.frames || (what == "toi" && n + 1 == raw.frames);
+                if !ok {
+                    return Err(invalid(format!(
+                        "truth `{kind}` / `{label}`: `{what}` has {n} entries for {} frames",
+                        raw.frames
+                    )));
+                }
+            }
+        }
+    }
+    if let Some(d) = &raw.exact_distance_per_frame {
+        if d.len() != raw.frames {
+            return Err(invalid(format!(
+                "`exact_distance_per_frame` has {} entries for {} frames",
+                d.len(),
+                raw.frames
+            )));
+        }
+    }
     Ok(Header {
         name: raw.name,
         description: raw.description,
@@ -174,5 +205,9 @@ pub(super) fn parse_header(path: &Path, text: &str) -> Result<Header, SceneError
         objects,
         transforms: raw.transforms,
         queries,
+        truth: SceneTruth {
+            by_target: raw.truth,
+            distance_per_frame: raw.exact_distance_per_frame,
+        },
     })
 }
