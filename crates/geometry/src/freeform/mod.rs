@@ -7,6 +7,7 @@
 //! * [`BezierPatch`]: de Casteljau evaluation and subdivision.
 //! * [`io`]: the NURBS JSON schema and `.bpt` readers; [`io::teapot`] is the embedded teapot.
 //! * [`FreeformModel`]: surfaces + a rigid pose.
+//! * [`trimmed`]: trimmed faces (surface + trim loops), their reader and point-in-face test.
 
 pub mod basis_cache;
 pub mod bezier;
@@ -22,6 +23,7 @@ pub mod rect;
 pub mod reference;
 pub mod surface;
 pub mod tessellate;
+pub mod trimmed;
 
 pub use bezier::BezierPatch;
 pub use curve::NurbsCurve;
@@ -29,3 +31,4 @@ pub use error::FreeformError;
 pub use io::{load_bpt, load_nurbs_json, parse_bpt, parse_nurbs_json, teapot};
 pub use model::{apply_pose, FreeformModel};
 pub use surface::{NurbsSurface, ParamRect, SurfaceDerivatives};
+pub use trimmed::{TrimError, TrimmedFace};
