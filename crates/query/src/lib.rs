@@ -6,6 +6,7 @@ pub mod distance;
 pub mod epa;
 pub mod freeform;
 pub mod front;
+pub mod geometry_image;
 pub mod gjk;
 pub mod penetration;
 pub mod self_collide;

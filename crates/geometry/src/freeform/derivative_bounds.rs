@@ -1,0 +1,214 @@
+//! Certified bounds of the first and second partial derivatives of a NURBS surface, per Bézier
+//! piece, from its control net (hodographs), as Greß, Guthe and Klein 2006 §7.3 use them to size
+//! geometry images. Never sampled: every value bounds the supremum over the whole piece.
+//!
+//! With the homogeneous net `H = w (P - c)` (translated by the centre `c` of the Euclidean
+//! control points, which leaves derivatives unchanged) and `S - c = H / w`, the quotient rule gives
+//! `S_u = (H_u - w_u (S - c)) / w`,
+//! `S_uu = (H_uu - 2 w_u S_u - w_uu (S - c)) / w` and
+//! `S_uv = (H_uv - w_u S_v - w_v S_u - w_uv (S - c)) / w`.
+//! `H` and `w` are polynomial Bézier patches, so the sup of each derivative is at most the largest
+//! norm of its difference net (convex hull); `|S - c|` is at most the largest `|P - c|`, and
+//! `w` at least the smallest weight. For polynomial surfaces (`w = 1`) only the hodograph terms
+//! remain.
+
+#![allow(clippy::needless_range_loop)] // index loops over control nets
+
+use glam::DVec4;
+
+use super::curve::project;
+use super::{NurbsSurface, ParamRect};
+
+/// Suprema (upper bounds) of the derivative norms of one Bézier piece, in the surface's own
+/// parameters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DerivativeBounds {
+    /// The piece's parameter rectangle.
+    pub rect: ParamRect,
+    /// `sup |∂S/∂u|`.
+    pub du: f64,
+    /// `sup |∂S/∂v|`.
+    pub dv: f64,
+    /// `sup |∂²S/∂u²|` (M_u of the paper).
+    pub duu: f64,
+    /// `sup |∂²S/∂u∂v|` (M_uv).
+    pub duv: f64,
+    /// `sup |∂²S/∂v²|` (M_v).
+    pub dvv: f64,
+}
+
+/// Relative slack covering the rounding of the difference nets.
+const ROUNDING: f64 = 1e-9;
+
+/// Largest vector norm and largest |w| of a difference net given by `f(i, j)` over `n x m`.
+fn net_max(n: usize, m: usize, f: impl Fn(usize, usize) -> DVec4) -> (f64, f64) {
+    let mut out = (0.0f64, 0.0f64);
+    for i in 0..n {
+        for j in 0..m {
+            let d = f(i, j);
+            out.0 = out.0.max(d.truncate().length());
+            out.1 = out.1.max(d.w.abs());
+        }
+    }
+    out
+}
+
+fn piece_bounds(rect: ParamRect, net: &[DVec4], [p, q]: [usize; 2]) -> DerivativeBounds {
+    let w = q + 1;
+    let (mut lo, mut hi) = (glam::DVec3::INFINITY, glam::DVec3::NEG_INFINITY);
+    let mut wmin = f64::INFINITY;
+    for h in net {
+        let e = project(*h);
+        lo = lo.min(e);
+        hi = hi.max(e);
+        wmin = wmin.min(h.w);
+    }
+    let c = (lo + hi) * 0.5;
+    let radius = net
+        .iter()
+        .map(|h| (project(*h) - c).length())
+        .fold(0.0, f64::max);
+    let t: Vec<DVec4> = net
+        .iter()
+        .map(|h| (project(*h) - c).extend(1.0) * h.w)
+        .collect();
+    let at = |i: usize, j: usize| t[i * w + j];
+    let (su, sv) = (1.0 / (rect.u1 - rect.u0), 1.0 / (rect.v1 - rect.v0));
+    let (fp, fq) = (p as f64, q as f64);
+    let (n1u, w1u) = if p >= 1 {
+        net_max(p, q + 1, |i, j| (at(i + 1, j) - at(i, j)) * (fp * su))
+    } else {
+        (0.0, 0.0)
+    };
+    let (n1v, w1v) = if q >= 1 {
+        net_max(p + 1, q, |i, j| (at(i, j + 1) - at(i, j)) * (fq * sv))
+    } else {
+        (0.0, 0.0)
+    };
+    let (n2uu, w2uu) = if p >= 2 {
+        net_max(p - 1, q + 1, |i, j| {
+            (at(i + 2, j) - at(i + 1, j) * 2.0 + at(i, j)) * (fp * (fp - 1.0) * su * su)
+        })
+    } else {
+        (0.0, 0.0)
+    };
+    let (n2vv, w2vv) = if q >= 2 {
+        net_max(p + 1, q - 1, |i, j| {
+            (at(i, j + 2) - at(i, j + 1) * 2.0 + at(i, j)) * (fq * (fq - 1.0) * sv * sv)
+        })
+    } else {
+        (0.0, 0.0)
+    };
+    let (n2uv, w2uv) = if p >= 1 && q >= 1 {
+        net_max(p, q, |i, j| {
+            (at(i + 1, j + 1) - at(i + 1, j) - at(i, j + 1) + at(i, j)) * (fp * fq * su * sv)
+        })
+    } else {
+        (0.0, 0.0)
+    };
+    let up = |x: f64| x * (1.0 + ROUNDING);
+    let du = up((n1u + w1u * radius) / wmin);
+    let dv = up((n1v + w1v * radius) / wmin);
+    DerivativeBounds {
+        rect,
+        du,
+        dv,
+        duu: up((n2uu + 2.0 * w1u * du + w2uu * radius) / wmin),
+        duv: up((n2uv + w1u * dv + w1v * du + w2uv * radius) / wmin),
+        dvv: up((n2vv + 2.0 * w1v * dv + w2vv * radius) / wmin),
+    }
+}
+
+impl NurbsSurface {
+    /// Certified derivative bounds of every Bézier piece (see the module documentation).
+    ///
+    /// ```
+    /// use gprox_geometry::freeform::NurbsSurface;
+    /// use gprox_geometry::glam::DVec3;
+    /// // S(u, v) = (2u, v, 0): |S_u| = 2, |S_v| = 1, no curvature.
+    /// let pts = vec![DVec3::ZERO, DVec3::Y, DVec3::new(2.0, 0.0, 0.0), DVec3::new(2.0, 1.0, 0.0)];
+    /// let s = NurbsSurface::bezier([1, 1], pts, None).unwrap();
+    /// let b = s.derivative_bounds()[0];
+    /// assert!((b.du - 2.0).abs() < 1e-6 && (b.dv - 1.0).abs() < 1e-6 && b.duu == 0.0);
+    /// ```
+    pub fn derivative_bounds(&self) -> Vec<DerivativeBounds> {
+        let degree = self.degree();
+        self.bezier_patches()
+            .into_iter()
+            .map(|(r, net)| piece_bounds(r, &net, degree))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use glam::DVec3;
+    use proptest::prelude::*;
+
+    use crate::freeform::{GridEvaluator, NurbsSurface};
+
+    /// A random clamped surface of degrees (p, q) with one interior knot per direction.
+    fn surface(
+        c: &[(f64, f64, f64)],
+        w: &[f64],
+        p: usize,
+        q: usize,
+        rational: bool,
+    ) -> NurbsSurface {
+        let (n, m) = (p + 2, q + 2);
+        let kn = |d: usize| {
+            let mut k = vec![0.0; d + 1];
+            k.push(0.4);
+            k.extend(std::iter::repeat_n(1.0, d + 1));
+            k
+        };
+        let pts = (0..n * m)
+            .map(|k| DVec3::new(c[k].0, c[k].1, c[k].2))
+            .collect();
+        let ws = rational.then(|| w[..n * m].to_vec());
+        NurbsSurface::new([p, q], [kn(p), kn(q)], [n, m], pts, ws).unwrap()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// Sampled derivatives (The NURBS Book A4.4, an independent evaluation) never exceed the
+        /// certified bounds of their piece.
+        #[test]
+        fn bounds_hold_at_samples(
+            c in prop::collection::vec((-1.0f64..1.0, -1.0f64..1.0, -1.0f64..1.0), 25),
+            w in prop::collection::vec(0.4f64..2.5, 25),
+            p in 1usize..4, q in 1usize..4, rational in any::<bool>(),
+        ) {
+            let s = surface(&c, &w, p, q, rational);
+            let bounds = s.derivative_bounds();
+            for a in 0..=12 {
+                for b in 0..=12 {
+                    let (u, v) = (a as f64 / 12.0, b as f64 / 12.0);
+                    let d = s.derivatives(u, v);
+                    let r = bounds.iter().find(|r| r.rect.contains(u, v)).unwrap();
+                    let ok = |x: DVec3, bound: f64| x.length() <= bound * (1.0 + 1e-9) + 1e-12;
+                    prop_assert!(ok(d.du, r.du) && ok(d.dv, r.dv));
+                    prop_assert!(ok(d.duu, r.duu) && ok(d.duv, r.duv) && ok(d.dvv, r.dvv));
+                }
+            }
+        }
+
+        /// Grid evaluation equals point evaluation up to rounding.
+        #[test]
+        fn grid_matches_points(
+            c in prop::collection::vec((-1.0f64..1.0, -1.0f64..1.0, -1.0f64..1.0), 25),
+            w in prop::collection::vec(0.4f64..2.5, 25),
+            p in 1usize..4, q in 1usize..4, rational in any::<bool>(),
+        ) {
+            let s = surface(&c, &w, p, q, rational);
+            let us: Vec<f64> = (0..=9).map(|i| i as f64 / 9.0).collect();
+            let vs: Vec<f64> = (0..=7).map(|j| j as f64 / 7.0).collect();
+            let g = GridEvaluator::new(&s, &us, &vs);
+            for (j, &v) in vs.iter().enumerate() {
+                for (i, &u) in us.iter().enumerate() {
+                    prop_assert!(g.point(i, j).distance(s.point(u, v)) < 1e-12);
+                }
+            }
+        }
+    }
+}

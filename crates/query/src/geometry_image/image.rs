@@ -1,0 +1,195 @@
+//! Stenciled geometry images (paper §6.1, §7.2): world positions of a face on the uniform
+//! `(u, v)` grid of an [`ImageSpec`], a stencil bit per texel (inside the trimmed face by winding
+//! number) and a conservative stencil bit per quad: set when a corner is inside or a trim curve
+//! passes within the flattening tolerance of the quad, so every point of the trimmed face lies
+//! in a quad whose bit is set (the paper sets it only when all four corners are inside, which
+//! can drop contacts next to a trim curve or on slivers narrower than a quad).
+//!
+//! The stencil depends only on the trim loops, so a deforming face keeps it and refreshes its
+//! positions every frame ([`GeometryImage::update_positions`]).
+
+use glam::{DVec2, Vec3};
+use gprox_bvh::aabb::Aabb;
+use gprox_geometry::freeform::{apply_pose, GridEvaluator, NurbsSurface, TrimmedFace};
+use gprox_geometry::transform::Pose64;
+use rayon::prelude::*;
+
+use super::{GeometryImageError, ImageSpec};
+
+/// Positions and stencils of one face on its grid. Texel `(i, j)` (i along u) is stored at
+/// `j * width + i`; quad `(i, j)` has the texels `(i..=i+1, j..=j+1)` and is stored at
+/// `j * (width - 1) + i`.
+#[derive(Clone, Debug)]
+pub struct GeometryImage {
+    /// Face id reported in results.
+    pub face: u32,
+    /// The sampling.
+    pub spec: ImageSpec,
+    /// World positions (f32).
+    pub positions: Vec<Vec3>,
+    /// 1 where the texel lies inside the trimmed face.
+    pub stencil: Vec<u8>,
+    /// 1 where the quad may hold a point of the trimmed face.
+    pub quad_stencil: Vec<u8>,
+    /// Padding of the leaf boxes: σ plus the f32 rounding of the positions.
+    pub pad: f32,
+}
+
+impl GeometryImage {
+    /// Generates the image of `face` under `pose` at accuracy `eps` (restricted to the pieces
+    /// meeting `clip` when given; `None` when none does).
+    pub fn generate(
+        id: u32,
+        face: &TrimmedFace,
+        pose: &Pose64,
+        eps: f64,
+        clip: Option<&Aabb>,
+    ) -> Result<Option<Self>, GeometryImageError> {
+        let Some(spec) = ImageSpec::new(id, face.surface(), pose, eps, clip)? else {
+            return Ok(None);
+        };
+        let poly = face
+            .flatten(spec.trim_tolerance)
+            .map_err(|source| GeometryImageError::Trim { face: id, source })?;
+        let (us, vs) = (spec.us(), spec.vs());
+        let stencil = poly.classify_grid(&us, &vs);
+        let (w, h) = (spec.width, spec.height);
+        let mut quad_stencil = vec![0u8; (w - 1) * (h - 1)];
+        for j in 0..h - 1 {
+            for i in 0..w - 1 {
+                let s = |a: usize, b: usize| stencil[b * w + a];
+                quad_stencil[j * (w - 1) + i] =
+                    s(i, j) | s(i + 1, j) | s(i, j + 1) | s(i + 1, j + 1);
+            }
+        }
+        mark_curve_quads(&spec, &poly, &mut quad_stencil);
+        let mut img = Self {
+            face: id,
+            spec,
+            positions: vec![Vec3::ZERO; w * h],
+            stencil,
+            quad_stencil,
+            pad: 0.0,
+        };
+        img.update_positions(face.surface(), pose)?;
+        Ok(Some(img))
+    }
+
+    /// Texels along u.
+    pub fn width(&self) -> usize {
+        self.spec.width
+    }
+
+    /// Texels along v.
+    pub fn height(&self) -> usize {
+        self.spec.height
+    }
+
+    /// Re-evaluates the positions for moved control points or a new pose (same grid and
+    /// stencil, rows in parallel). The accuracy stays certified while the surface's derivative
+    /// bounds do not grow; [`ImageSpec::new`] tells when a finer grid is needed.
+    pub fn update_positions(
+        &mut self,
+        surface: &NurbsSurface,
+        pose: &Pose64,
+    ) -> Result<(), GeometryImageError> {
+        if pose.rows.iter().flatten().any(|x| !x.is_finite()) {
+            return Err(GeometryImageError::NonFinitePose { face: self.face });
+        }
+        let w = self.spec.width;
+        let eval = GridEvaluator::new(surface, &self.spec.us(), &self.spec.vs());
+        let max_abs = self
+            .positions
+            .par_chunks_mut(w)
+            .enumerate()
+            .map(|(j, row)| {
+                let mut m = 0.0f64;
+                for (i, out) in row.iter_mut().enumerate() {
+                    let p = apply_pose(pose, eval.point(i, j));
+                    m = m.max(p.abs().max_element());
+                    *out = p.as_vec3();
+                }
+                m
+            })
+            .reduce(|| 0.0, f64::max);
+        // σ, the f32 rounding of the positions (half an ulp each) and of the padded bounds.
+        self.pad =
+            (self.spec.sigma * (1.0 + 1e-6) + 4.0 * max_abs * f64::from(f32::EPSILON)) as f32;
+        Ok(())
+    }
+
+    /// The four corner positions of quad `(i, j)` in the order 00, 10, 01, 11.
+    #[inline]
+    pub fn quad(&self, i: usize, j: usize) -> [Vec3; 4] {
+        let w = self.spec.width;
+        let k = j * w + i;
+        [
+            self.positions[k],
+            self.positions[k + 1],
+            self.positions[k + w],
+            self.positions[k + w + 1],
+        ]
+    }
+
+    /// The padded box of quad `(i, j)`, or [`Aabb::EMPTY`] when its stencil is 0.
+    #[inline]
+    pub fn quad_box(&self, i: usize, j: usize) -> Aabb {
+        if self.quad_stencil[j * (self.spec.width - 1) + i] == 0 {
+            return Aabb::EMPTY;
+        }
+        let q = self.quad(i, j);
+        let (lo, hi) = (
+            q[0].min(q[1]).min(q[2].min(q[3])),
+            q[0].max(q[1]).max(q[2].max(q[3])),
+        );
+        let pad = Vec3::splat(self.pad);
+        Aabb {
+            min: (lo - pad).into(),
+            max: (hi + pad).into(),
+        }
+    }
+
+    /// The (u, v) parameters of texel `(i, j)`.
+    pub fn texel_param(&self, i: usize, j: usize) -> DVec2 {
+        let r = &self.spec.rect;
+        let (w, h) = (self.spec.width - 1, self.spec.height - 1);
+        DVec2::new(
+            r.u0 + (r.u1 - r.u0) * i as f64 / w as f64,
+            r.v0 + (r.v1 - r.v0) * j as f64 / h as f64,
+        )
+    }
+}
+
+/// Sets the stencil of every quad within the flattening tolerance of a trim polygon edge: each
+/// edge is walked in steps of at most half a quad, and every quad meeting the square of radius
+/// `tolerance + step / 2` about a step point is marked.
+fn mark_curve_quads(
+    spec: &ImageSpec,
+    poly: &gprox_geometry::freeform::trimmed::TrimPolygon,
+    quad_stencil: &mut [u8],
+) {
+    let r = &spec.rect;
+    let (qw, qh) = (spec.width - 1, spec.height - 1);
+    let (hu, hv) = ((r.u1 - r.u0) / qw as f64, (r.v1 - r.v0) / qh as f64);
+    let step = 0.5 * hu.min(hv);
+    for (a, b, _, _) in poly.edges() {
+        let n = ((b - a).length() / step).ceil().max(1.0) as usize;
+        let rad = spec.trim_tolerance + 0.5 * (b - a).length() / n as f64;
+        for k in 0..=n {
+            let p = a + (b - a) * (k as f64 / n as f64);
+            let cell = |x: f64, x0: f64, h: f64, max: usize| {
+                (((x - x0) / h).floor().max(0.0) as usize).min(max - 1)
+            };
+            if p.x + rad < r.u0 || p.x - rad > r.u1 || p.y + rad < r.v0 || p.y - rad > r.v1 {
+                continue;
+            }
+            let (i0, i1) = (cell(p.x - rad, r.u0, hu, qw), cell(p.x + rad, r.u0, hu, qw));
+            let (j0, j1) = (cell(p.y - rad, r.v0, hv, qh), cell(p.y + rad, r.v0, hv, qh));
+            for j in j0..=j1 {
+                for i in i0..=i1 {
+                    quad_stencil[j * qw + i] = 1;
+                }
+            }
+        }
+    }
+}

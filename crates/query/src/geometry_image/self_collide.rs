@@ -1,0 +1,101 @@
+//! Self-collision of one geometry image (paper §6.2): its hierarchy traversed against itself.
+//! A pair `(t, t)` expands into the child pairs `(c_k, c_l)` with `k ≤ l` (children numbered in
+//! Z order), a pair `(t0, t1)`, `t0 ≠ t1`, into all 16; in Z (Morton) order the first node of
+//! every pair then precedes the second, so the pairs `t0 > t1` the paper skips never arise.
+//! At the leaves `t0 = t1` and quads sharing a texel (adjacent) are not reported. The normal
+//! test: a pair of identical or adjacent nodes (texel coordinates differ by at most one) whose
+//! sign bytes share an equal non-zero entry has all its normals on one side of a direction and
+//! is not descended (the paper's test, after Volino and Magnenat-Thalmann; like theirs it
+//! assumes the region's boundary does not fold over itself in projection).
+
+use rayon::prelude::*;
+
+use super::hierarchy::{is_empty, Level};
+use super::traverse::{children, quads_intersect, NodePair};
+use super::{GeometryImage, HierarchyImage, Mode, TexelPair};
+
+/// Whether two nodes of `level` are the same or adjacent (share an edge or a corner).
+#[inline]
+fn near(level: &Level, p: u32, q: u32) -> bool {
+    let w = level.width as i64;
+    let (px, py, qx, qy) = (p as i64 % w, p as i64 / w, q as i64 % w, q as i64 / w);
+    (px - qx).abs() <= 1 && (py - qy).abs() <= 1
+}
+
+/// Whether two sign byte sets share an equal non-zero entry.
+#[inline]
+fn common_direction(a: &[i8; 4], b: &[i8; 4]) -> bool {
+    a.iter().zip(b).any(|(&x, &y)| x != 0 && x == y)
+}
+
+/// Whether the pair `(p, q)` of `level` survives: boxes overlap and, for identical or adjacent
+/// nodes, the normal test (when enabled) does not rule a self-intersection out.
+#[inline]
+fn survives(level: &Level, p: u32, q: u32, normal_test: bool) -> bool {
+    let (bp, bq) = (&level.boxes[p as usize], &level.boxes[q as usize]);
+    if is_empty(bp) || is_empty(bq) || !bp.overlaps(bq) {
+        return false;
+    }
+    !(normal_test
+        && near(level, p, q)
+        && common_direction(&level.signs[p as usize], &level.signs[q as usize]))
+}
+
+/// Every pair of non-adjacent quads of `img` whose padded boxes overlap (approximate) or whose
+/// triangles intersect (exact), each once with the smaller quad in Z order first, sorted;
+/// `normal_test` prunes regions whose normals share a direction.
+pub fn self_collide_image(
+    img: &GeometryImage,
+    h: &HierarchyImage,
+    mode: Mode,
+    normal_test: bool,
+) -> Vec<TexelPair> {
+    let top = h.levels.len() - 1;
+    if is_empty(&h.levels[top].boxes[0]) {
+        return Vec::new();
+    }
+    let mut frontier: Vec<NodePair> = vec![(0, 0)];
+    if normal_test && top > 0 && !survives(&h.levels[top], 0, 0, true) {
+        return Vec::new();
+    }
+    for l in (1..=top).rev() {
+        let (up, low) = (&h.levels[l], &h.levels[l - 1]);
+        frontier = frontier
+            .par_iter()
+            .flat_map_iter(|&(p, q)| {
+                let cp: Vec<u32> = children(up, low, p).collect();
+                let cq: Vec<u32> = children(up, low, q).collect();
+                let mut out = Vec::new();
+                for (k, &x) in cp.iter().enumerate() {
+                    let from = if p == q { k } else { 0 };
+                    for &y in &cq[from..] {
+                        if l - 1 == 0 && near(low, x, y) {
+                            continue;
+                        }
+                        if survives(low, x, y, normal_test) {
+                            out.push((x, y));
+                        }
+                    }
+                }
+                out.into_iter()
+            })
+            .collect();
+        if frontier.is_empty() {
+            return Vec::new();
+        }
+    }
+    let w = h.levels[0].width as u32;
+    let mut out: Vec<TexelPair> = frontier
+        .into_par_iter()
+        .filter(|&(p, q)| top > 0 || p != q)
+        .map(|(p, q)| TexelPair {
+            face_a: img.face,
+            quad_a: [p % w, p / w],
+            face_b: img.face,
+            quad_b: [q % w, q / w],
+        })
+        .filter(|t| mode == Mode::Approximate || quads_intersect(img, t.quad_a, img, t.quad_b))
+        .collect();
+    out.par_sort_unstable();
+    out
+}

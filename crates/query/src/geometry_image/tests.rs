@@ -1,0 +1,464 @@
+//! Tests of geometry images against independent oracles: certified spacing and containment,
+//! hierarchy boxes and signs against brute force over the quads, the traversal against all quad
+//! pairs, exact mode against the tessellated-mesh path (LBVH + exact triangles), self-collision
+//! against brute force, and the OpenCASCADE pairs of `shared/data/trimmed`.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use glam::{DVec3, Vec3};
+use gprox_bvh::aabb::Aabb;
+use gprox_geometry::freeform::trimmed::load_trimmed_model;
+use gprox_geometry::freeform::{NurbsSurface, TrimmedFace};
+use gprox_geometry::transform::Pose64;
+use gprox_geometry::TriMesh;
+use proptest::prelude::*;
+
+use super::hierarchy::{is_empty, DIRECTIONS};
+use super::*;
+use crate::collide::{collide_all, CollideOptions, CollisionObject};
+
+/// A bicubic Bézier face over [0,1]² with heights `h` (4 x 4), placed by `shift`.
+fn sheet(h: &[f64], shift: DVec3, swap: bool) -> TrimmedFace {
+    let pts = (0..16)
+        .map(|k| {
+            let (i, j) = ((k / 4) as f64 / 3.0, (k % 4) as f64 / 3.0);
+            let p = if swap {
+                DVec3::new(i, h[k], j)
+            } else {
+                DVec3::new(i, j, h[k])
+            };
+            p + shift
+        })
+        .collect();
+    TrimmedFace::untrimmed(NurbsSurface::bezier([3, 3], pts, None).unwrap()).unwrap()
+}
+
+fn image(id: u32, f: &TrimmedFace, eps: f64) -> (GeometryImage, HierarchyImage) {
+    let img = GeometryImage::generate(id, f, &Pose64::IDENTITY, eps, None)
+        .unwrap()
+        .unwrap();
+    let h = HierarchyImage::build(&img);
+    (img, h)
+}
+
+fn quads(img: &GeometryImage) -> impl Iterator<Item = [u32; 2]> + '_ {
+    let (w, h) = (img.width() - 1, img.height() - 1);
+    (0..h).flat_map(move |j| (0..w).map(move |i| [i as u32, j as u32]))
+}
+
+fn qbox(img: &GeometryImage, q: [u32; 2]) -> Aabb {
+    img.quad_box(q[0] as usize, q[1] as usize)
+}
+
+fn brute(a: &GeometryImage, b: &GeometryImage, mode: Mode) -> Vec<TexelPair> {
+    let mut out = Vec::new();
+    for qa in quads(a) {
+        for qb in quads(b) {
+            if qbox(a, qa).overlaps(&qbox(b, qb))
+                && (mode == Mode::Approximate || traverse::quads_intersect(a, qa, b, qb))
+            {
+                out.push(TexelPair {
+                    face_a: a.face,
+                    quad_a: qa,
+                    face_b: b.face,
+                    quad_b: qb,
+                });
+            }
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+fn heights() -> impl Strategy<Value = Vec<f64>> {
+    prop::collection::vec(-0.4f64..0.4, 16)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+
+    /// Neighbouring texels are within δ = ε / (2√6); the true surface inside sampled quads lies
+    /// in their padded boxes.
+    #[test]
+    fn resolution_is_certified(h in heights(), eps in 0.02f64..0.1) {
+        let f = sheet(&h, DVec3::ZERO, false);
+        let (img, _) = image(0, &f, eps);
+        let delta = eps / (2.0 * 6f64.sqrt()) * (1.0 + 1e-5);
+        let (w, ht) = (img.width(), img.height());
+        for j in 0..ht {
+            for i in 0..w {
+                let p = img.positions[j * w + i];
+                if i + 1 < w { prop_assert!(p.distance(img.positions[j * w + i + 1]) as f64 <= delta); }
+                if j + 1 < ht { prop_assert!(p.distance(img.positions[(j + 1) * w + i]) as f64 <= delta); }
+            }
+        }
+        for q in quads(&img).step_by(7) {
+            let b = qbox(&img, q);
+            let (p0, p1) = (img.texel_param(q[0] as usize, q[1] as usize), img.texel_param(q[0] as usize + 1, q[1] as usize + 1));
+            for s in 0..=4 {
+                for t in 0..=4 {
+                    let u = p0.x + (p1.x - p0.x) * s as f64 / 4.0;
+                    let v = p0.y + (p1.y - p0.y) * t as f64 / 4.0;
+                    prop_assert!(b.contains_point(f.point(u, v).as_vec3()));
+                }
+            }
+        }
+    }
+
+    /// The traversal returns exactly the quad pairs whose boxes overlap (approximate) or whose
+    /// triangles intersect (exact), as brute force over all pairs finds them.
+    #[test]
+    fn traversal_matches_brute_force(ha in heights(), hb in heights(), dz in -0.2f64..0.2, swap in any::<bool>()) {
+        let fa = sheet(&ha, DVec3::ZERO, false);
+        let fb = sheet(&hb, DVec3::new(0.3, 0.2, dz), swap);
+        let a = image(0, &fa, 0.3);
+        let b = image(1, &fb, 0.25);
+        for mode in [Mode::Approximate, Mode::Exact] {
+            let got = collide_images((&a.0, &a.1), (&b.0, &b.1), mode);
+            prop_assert_eq!(&got, &brute(&a.0, &b.0, mode));
+        }
+    }
+
+    /// Self-collision equals brute force over all non-adjacent quad pairs (normal test off);
+    /// with the normal test it reports a subset, and the same exact contacts on these sheets.
+    #[test]
+    fn self_collision_matches_brute_force(h in heights()) {
+        // A sheet folded over itself: the second half is mirrored back above the first.
+        let pts: Vec<DVec3> = (0..16).map(|k| {
+            let (i, j) = (k / 4, k % 4);
+            let x = [0.0, 1.0, 1.0, 0.1][i];
+            let z = [0.0, 0.0, 0.6, -0.05][i] + 0.1 * h[k];
+            DVec3::new(x, j as f64 / 3.0, z)
+        }).collect();
+        let f = TrimmedFace::untrimmed(NurbsSurface::bezier([3, 3], pts, None).unwrap()).unwrap();
+        let (img, hi) = image(0, &f, 0.25);
+        let z = |q: [u32; 2]| {
+            let mut code = 0u64;
+            for b in 0..16 { code |= (((q[0] >> b) & 1) as u64) << (2 * b) | (((q[1] >> b) & 1) as u64) << (2 * b + 1); }
+            code
+        };
+        for mode in [Mode::Approximate, Mode::Exact] {
+            let mut expect = Vec::new();
+            for qa in quads(&img) {
+                for qb in quads(&img) {
+                    let adjacent = qa[0].abs_diff(qb[0]) <= 1 && qa[1].abs_diff(qb[1]) <= 1;
+                    if z(qa) < z(qb) && !adjacent && qbox(&img, qa).overlaps(&qbox(&img, qb))
+                        && (mode == Mode::Approximate || traverse::quads_intersect(&img, qa, &img, qb)) {
+                        expect.push(TexelPair { face_a: 0, quad_a: qa, face_b: 0, quad_b: qb });
+                    }
+                }
+            }
+            expect.sort_unstable();
+            prop_assert_eq!(&self_collide_image(&img, &hi, mode, false), &expect);
+            let culled = self_collide_image(&img, &hi, mode, true);
+            prop_assert!(culled.iter().all(|p| expect.binary_search(p).is_ok()));
+            if mode == Mode::Exact {
+                prop_assert_eq!(&culled, &expect);
+            }
+        }
+    }
+}
+
+#[test]
+fn hierarchy_matches_brute_force() {
+    // Odd sizes and a trimmed face (stencil holes) exercise missing children and empty nodes.
+    let h = [
+        0.1, -0.2, 0.3, 0.0, 0.2, 0.1, -0.1, 0.3, 0.0, 0.2, 0.1, -0.3, 0.1, 0.0, 0.2, 0.1,
+    ];
+    let f = sheet(&h, DVec3::ZERO, false);
+    let (img, hi) = image(0, &f, 0.037);
+    assert!(img.width() % 2 == 0 || img.height() % 2 == 0 || hi.levels[0].width % 2 == 1);
+    for (l, level) in hi.levels.iter().enumerate() {
+        for y in 0..level.height {
+            for x in 0..level.width {
+                let (mut b, mut signs): (Aabb, Option<[i8; 4]>) = (Aabb::EMPTY, None);
+                for q in quads(&img) {
+                    if (q[0] as usize >> l, q[1] as usize >> l) != (x, y)
+                        || is_empty(&qbox(&img, q))
+                    {
+                        continue;
+                    }
+                    b = b.merge(&qbox(&img, q));
+                    let c = img.quad(q[0] as usize, q[1] as usize);
+                    let n1 = (c[1] - c[0]).cross(c[3] - c[0]);
+                    let n2 = (c[3] - c[0]).cross(c[2] - c[0]);
+                    let s = DIRECTIONS.map(|d| {
+                        let (a, b) = (n1.dot(d).signum(), n2.dot(d).signum());
+                        if a == b && n1.dot(d) != 0.0 {
+                            a as i8
+                        } else {
+                            0
+                        }
+                    });
+                    signs = Some(match signs {
+                        None => s,
+                        Some(o) => std::array::from_fn(|k| if o[k] == s[k] { o[k] } else { 0 }),
+                    });
+                }
+                let k = y * level.width + x;
+                assert_eq!(level.boxes[k], b, "level {l} node ({x}, {y})");
+                if let Some(s) = signs {
+                    assert_eq!(level.signs[k], s, "level {l} node ({x}, {y})");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn exact_mode_matches_tessellated_mesh_path() {
+    let ha = [
+        0.1, -0.2, 0.3, 0.0, 0.2, 0.1, -0.1, 0.3, 0.0, 0.2, 0.1, -0.3, 0.1, 0.0, 0.2, 0.1,
+    ];
+    let hb = [
+        0.0, 0.3, -0.1, 0.2, -0.2, 0.1, 0.2, 0.0, 0.3, -0.1, 0.0, 0.1, 0.2, 0.1, -0.2, 0.0,
+    ];
+    let a = image(0, &sheet(&ha, DVec3::ZERO, false), 0.03);
+    let b = image(1, &sheet(&hb, DVec3::new(0.2, 0.3, 0.0), true), 0.03);
+    let mesh = |img: &GeometryImage| {
+        let w = img.width() as u32;
+        let faces: Vec<[u32; 3]> = quads(img)
+            .flat_map(|q| {
+                let k = q[1] * w + q[0];
+                [[k, k + 1, k + w + 1], [k, k + w + 1, k + w]]
+            })
+            .collect();
+        TriMesh::new(img.positions.clone(), faces).unwrap()
+    };
+    let (ma, mb) = (mesh(&a.0), mesh(&b.0));
+    let (ba, bb) = (gprox_bvh::lbvh::build(&ma), gprox_bvh::lbvh::build(&mb));
+    let oa = CollisionObject::new(&ma, &ba, Pose64::IDENTITY).unwrap();
+    let ob = CollisionObject::new(&mb, &bb, Pose64::IDENTITY).unwrap();
+    let quad_of = |img: &GeometryImage, t: u32| {
+        let k = t / 2;
+        let w = img.width() as u32 - 1;
+        [k % w, k / w]
+    };
+    let expect: BTreeSet<TexelPair> = collide_all(&oa, &ob, &CollideOptions::default())
+        .into_iter()
+        .map(|[x, y]| TexelPair {
+            face_a: 0,
+            quad_a: quad_of(&a.0, x),
+            face_b: 1,
+            quad_b: quad_of(&b.0, y),
+        })
+        .collect();
+    assert!(!expect.is_empty());
+    let got = collide_images((&a.0, &a.1), (&b.0, &b.1), Mode::Exact);
+    assert_eq!(got.into_iter().collect::<BTreeSet<_>>(), expect);
+}
+
+#[test]
+fn deforming_update_keeps_stencil_and_moves_boxes() {
+    let h = [0.0; 16];
+    let f = sheet(&h, DVec3::ZERO, false);
+    let (mut img, mut hi) = image(0, &f, 0.05);
+    let stencil = img.quad_stencil.clone();
+    let moved = f
+        .surface()
+        .map_points(|p| p + DVec3::new(0.0, 0.0, 0.5 * p.x * p.y));
+    img.update_positions(&moved, &Pose64::IDENTITY).unwrap();
+    hi.rebuild(&img);
+    assert_eq!(img.quad_stencil, stencil);
+    let fresh = HierarchyImage::build(&img);
+    assert_eq!(hi.root(), fresh.root());
+    assert!((hi.root().max[2] - (0.5 + img.pad)).abs() < 1e-5);
+    let p = img.positions[img.positions.len() - 1];
+    assert!(p.distance(Vec3::new(1.0, 1.0, 0.5)) < 1e-6);
+}
+
+#[test]
+fn bad_accuracy_is_an_error() {
+    let f = sheet(&[0.0; 16], DVec3::ZERO, false);
+    for eps in [0.0, -1.0, f64::NAN] {
+        assert!(matches!(
+            GeometryImage::generate(3, &f, &Pose64::IDENTITY, eps, None),
+            Err(GeometryImageError::BadAccuracy { face: 3, .. })
+        ));
+    }
+    assert!(matches!(
+        GeometryImage::generate(2, &f, &Pose64::IDENTITY, 1e-9, None),
+        Err(GeometryImageError::TooLarge { face: 2, .. })
+    ));
+}
+
+fn data_dir() -> Option<PathBuf> {
+    let d = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/trimmed");
+    d.join("pairs.json").is_file().then_some(d)
+}
+
+fn pose(v: &serde_json::Value) -> Pose64 {
+    let m: Vec<f64> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|r| {
+            r.as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_f64().unwrap())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let mut rows = [[0.0; 4]; 3];
+    for (r, row) in rows.iter_mut().enumerate() {
+        row.copy_from_slice(&m[4 * r..4 * r + 4]);
+    }
+    Pose64 { rows }
+}
+
+/// World control box of a whole model under a pose.
+fn model_box(faces: &[TrimmedFace], pose: &Pose64) -> Aabb {
+    faces.iter().fold(Aabb::EMPTY, |b, f| {
+        b.merge(&resolution::world_box(f.surface(), pose))
+    })
+}
+
+fn intersect(a: &Aabb, b: &Aabb) -> Aabb {
+    Aabb {
+        min: std::array::from_fn(|k| a.min[k].max(b.min[k])),
+        max: std::array::from_fn(|k| a.max[k].min(b.max[k])),
+    }
+}
+
+/// Images of every face of a model restricted to the overlap of the two models' boxes (§3).
+fn model_images(
+    faces: &[TrimmedFace],
+    pose: &Pose64,
+    eps: f64,
+    clip: &Aabb,
+) -> Vec<(GeometryImage, HierarchyImage)> {
+    faces
+        .iter()
+        .enumerate()
+        .filter_map(|(k, f)| {
+            let c = intersect(&resolution::world_box(f.surface(), pose), clip);
+            if is_empty(&c) {
+                return None;
+            }
+            let img = GeometryImage::generate(k as u32, f, pose, eps, Some(&c)).unwrap()?;
+            let h = HierarchyImage::build(&img);
+            Some((img, h))
+        })
+        .collect()
+}
+
+/// OpenCASCADE pairs: intersecting pairs are found, pairs farther apart than 2ε report nothing.
+#[test]
+fn shared_pairs_agree_with_opencascade() {
+    let Some(dir) = data_dir() else {
+        eprintln!("skipped: shared/data/trimmed not present");
+        return;
+    };
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("pairs.json")).unwrap()).unwrap();
+    let cases = [
+        ("plate_plate_gap_0.5", 0.05),
+        ("plate_plate_crossing", 0.05),
+        ("wavy_plate_outside_trim", 0.05),
+        ("wavy_plate_through_hole", 0.012),
+        ("sliver_plate_crossing_spike", 0.02),
+        ("bottle_plate_through_wall", 0.5),
+        ("bottle_bottle_gap_1", 0.4),
+    ];
+    let mut models = std::collections::HashMap::new();
+    for (name, eps) in cases {
+        let p = doc["pairs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == name)
+            .unwrap();
+        let mut load = |m: &str| {
+            models
+                .entry(m.to_string())
+                .or_insert_with(|| load_trimmed_model(dir.join(m)).unwrap().faces)
+                .clone()
+        };
+        let (fa, fb) = (
+            load(p["model_a"].as_str().unwrap()),
+            load(p["model_b"].as_str().unwrap()),
+        );
+        let (pa, pb) = (pose(&p["transform_a"]), pose(&p["transform_b"]));
+        let clip = intersect(&model_box(&fa, &pa), &model_box(&fb, &pb));
+        let (ia, ib) = if is_empty(&clip) {
+            (Vec::new(), Vec::new())
+        } else {
+            (
+                model_images(&fa, &pa, eps, &clip),
+                model_images(&fb, &pb, eps, &clip),
+            )
+        };
+        let found = collide_models(&ia, &ib, Mode::Approximate);
+        let distance = p["min_distance"].as_f64().unwrap();
+        let intersect = p["intersect"].as_bool().unwrap();
+        if intersect {
+            assert!(!found.is_empty(), "{name}: intersecting pair not found");
+            let exact = collide_models(&ia, &ib, Mode::Exact);
+            assert!(
+                exact.iter().all(|x| found.binary_search(x).is_ok()),
+                "{name}"
+            );
+        } else if distance > 2.0 * eps {
+            assert!(
+                found.is_empty(),
+                "{name}: {} pairs at distance {distance}",
+                found.len()
+            );
+        }
+        // Every reported pair has texels within 2ε (plus f32 rounding).
+        for t in found.iter().step_by(97) {
+            let a = ia.iter().find(|x| x.0.face == t.face_a).unwrap();
+            let b = ib.iter().find(|x| x.0.face == t.face_b).unwrap();
+            let qa = a.0.quad(t.quad_a[0] as usize, t.quad_a[1] as usize)[0];
+            let qb = b.0.quad(t.quad_b[0] as usize, t.quad_b[1] as usize)[0];
+            assert!(
+                qa.distance(qb) as f64 <= 2.0 * eps * (1.0 + 1e-4) + 1e-4,
+                "{name}"
+            );
+        }
+    }
+}
+
+/// The stencil routine at an image's trim tolerance agrees with OpenCASCADE's classified trim
+/// samples, except for samples within that tolerance of a trim curve.
+#[test]
+fn stencil_agrees_with_trim_samples() {
+    let Some(dir) = data_dir() else {
+        eprintln!("skipped: shared/data/trimmed not present");
+        return;
+    };
+    for m in ["wavy_two_holes", "sliver", "boundary_touch"] {
+        let model = load_trimmed_model(dir.join(m)).unwrap();
+        let f = &model.faces[0];
+        let img = GeometryImage::generate(0, f, &Pose64::IDENTITY, 0.05, None)
+            .unwrap()
+            .unwrap();
+        let poly = f.flatten(img.spec.trim_tolerance).unwrap();
+        let doc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&model.files[0]).unwrap()).unwrap();
+        let s = &doc["trim_samples"];
+        let n = s["u"].as_array().unwrap().len();
+        let mut checked = 0;
+        for k in 0..n {
+            if let Some(off) = s["near"][k].as_array().and_then(|a| a[3].as_f64()) {
+                if off.abs() <= 2.0 * img.spec.trim_tolerance {
+                    continue;
+                }
+            }
+            let (u, v) = (s["u"][k].as_f64().unwrap(), s["v"][k].as_f64().unwrap());
+            let inside = poly.classify_grid(&[u], &[v])[0] == 1;
+            let near = poly.edges().any(|(a, b, _, _)| {
+                let p = glam::DVec2::new(u, v);
+                let t = ((p - a).dot(b - a) / (b - a).length_squared().max(1e-300)).clamp(0.0, 1.0);
+                p.distance(a + (b - a) * t) <= 2.0 * img.spec.trim_tolerance
+            });
+            if !near {
+                assert_eq!(inside, s["state"][k] == "in", "{m} sample {k}");
+                checked += 1;
+            }
+        }
+        assert!(checked >= 150, "{m}: {checked}");
+    }
+}

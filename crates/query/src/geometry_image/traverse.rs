@@ -1,0 +1,179 @@
+//! Simultaneous breadth-first traversal of two hierarchy images (paper §5). Both quad-trees are
+//! descended one level per step (the deeper one alone until both have the same number of levels
+//! left), so every surviving pair of a step yields up to 16 child pairs, all tested at once. The
+//! first steps are not tested (the paper's skip of levels with fewer than [`MIN_PAIRS`] pairs,
+//! with the root pair tested as the paper's CPU pre-test). Null pairs are removed by stream
+//! compaction: rayon splits the pair list into chunks, each writes its surviving pairs, and the
+//! chunks are concatenated in order (a per-chunk count and an exclusive prefix sum over the
+//! counts: the 1D, two-level form of the paper's 2D counting mip-map, whose top-down pass gives
+//! each entry the number of survivors before it). The traversal stops when no pair survives.
+
+use glam::{DVec3, Vec3};
+use gprox_geometry::tri_tri::triangles_intersect;
+use rayon::prelude::*;
+
+use super::hierarchy::{is_empty, Level};
+use super::{GeometryImage, HierarchyImage};
+
+/// The traversal starts testing at the first level with at least this many pairs.
+pub const MIN_PAIRS: usize = 256;
+
+/// What the leaf pairs mean.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Every pair of quads whose padded boxes overlap (the paper's approximate mode): the
+    /// surfaces come within 2ε there, and every true contact is reported.
+    Approximate,
+    /// Pairs of quads whose triangles (diagonal 00–11) intersect, decided exactly.
+    Exact,
+}
+
+/// A pair of surface elements: quad `(i, j)` of face `face_a` and of face `face_b`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TexelPair {
+    /// Face of the first element.
+    pub face_a: u32,
+    /// Quad `[i, j]` (i along u) of the first element.
+    pub quad_a: [u32; 2],
+    /// Face of the second element.
+    pub face_b: u32,
+    /// Quad of the second element.
+    pub quad_b: [u32; 2],
+}
+
+impl TexelPair {
+    /// A contact point for display: the middle of the two quads' centres.
+    pub fn contact(&self, a: &GeometryImage, b: &GeometryImage) -> Vec3 {
+        let centre = |img: &GeometryImage, q: [u32; 2]| {
+            img.quad(q[0] as usize, q[1] as usize)
+                .iter()
+                .fold(Vec3::ZERO, |s, &p| s + p)
+                * 0.25
+        };
+        (centre(a, self.quad_a) + centre(b, self.quad_b)) * 0.5
+    }
+}
+
+/// A node pair: node indices `y * width + x` in the current levels of A and B.
+pub(crate) type NodePair = (u32, u32);
+
+/// The existing children of node `k` of `upper` in the level below (`lower`).
+#[inline]
+pub(crate) fn children(upper: &Level, lower: &Level, k: u32) -> impl Iterator<Item = u32> + Clone {
+    let (x, y) = (k as usize % upper.width, k as usize / upper.width);
+    let (w, h) = (lower.width, lower.height);
+    (0..4usize).filter_map(move |c| {
+        let (cx, cy) = (2 * x + (c & 1), 2 * y + (c >> 1));
+        (cx < w && cy < h).then_some((cy * w + cx) as u32)
+    })
+}
+
+/// Exact test of the two triangles of each quad.
+pub(crate) fn quads_intersect(
+    a: &GeometryImage,
+    qa: [u32; 2],
+    b: &GeometryImage,
+    qb: [u32; 2],
+) -> bool {
+    let tris = |img: &GeometryImage, q: [u32; 2]| {
+        let c = img.quad(q[0] as usize, q[1] as usize).map(|p| p.as_dvec3());
+        [[c[0], c[1], c[3]], [c[0], c[3], c[2]]]
+    };
+    let (ta, tb): ([[DVec3; 3]; 2], [[DVec3; 3]; 2]) = (tris(a, qa), tris(b, qb));
+    ta.iter()
+        .any(|x| tb.iter().any(|y| triangles_intersect(x, y)))
+}
+
+/// All pairs of quads of `a` and `b` whose padded boxes overlap (approximate mode) or whose
+/// triangles intersect (exact mode), sorted. The hierarchies must be built from the images.
+pub fn collide_images(
+    a: (&GeometryImage, &HierarchyImage),
+    b: (&GeometryImage, &HierarchyImage),
+    mode: Mode,
+) -> Vec<TexelPair> {
+    let (ha, hb) = (a.1, b.1);
+    if !ha.root().overlaps(&hb.root()) {
+        return Vec::new();
+    }
+    let (mut la, mut lb) = (ha.levels.len() - 1, hb.levels.len() - 1);
+    let mut frontier: Vec<NodePair> = vec![(0, 0)];
+    let mut tested = false;
+    while la > 0 || lb > 0 {
+        let (da, db) = (la > 0 && la >= lb, lb > 0 && lb >= la);
+        let (na, nb) = (if da { la - 1 } else { la }, if db { lb - 1 } else { lb });
+        let (ua, lwa) = (&ha.levels[la], &ha.levels[na]);
+        let (ub, lwb) = (&hb.levels[lb], &hb.levels[nb]);
+        let fanout = if da { 4 } else { 1 } * if db { 4 } else { 1 };
+        let test = tested || frontier.len() * fanout >= MIN_PAIRS;
+        tested = test;
+        frontier = frontier
+            .par_iter()
+            .flat_map_iter(|&(x, y)| {
+                let ca: Vec<u32> = if da {
+                    children(ua, lwa, x).collect()
+                } else {
+                    vec![x]
+                };
+                let cb: Vec<u32> = if db {
+                    children(ub, lwb, y).collect()
+                } else {
+                    vec![y]
+                };
+                let mut out = Vec::with_capacity(ca.len() * cb.len());
+                for &p in &ca {
+                    let bp = &lwa.boxes[p as usize];
+                    if is_empty(bp) {
+                        continue;
+                    }
+                    for &q in &cb {
+                        let bq = &lwb.boxes[q as usize];
+                        if (!test && !is_empty(bq)) || bp.overlaps(bq) {
+                            out.push((p, q));
+                        }
+                    }
+                }
+                out.into_iter()
+            })
+            .collect();
+        (la, lb) = (na, nb);
+        if frontier.is_empty() {
+            return Vec::new();
+        }
+    }
+    let (wa, wb) = (ha.levels[0].width as u32, hb.levels[0].width as u32);
+    let (fa, fb) = (a.0.face, b.0.face);
+    let mut out: Vec<TexelPair> = frontier
+        .into_par_iter()
+        .filter(|&(p, q)| ha.levels[0].boxes[p as usize].overlaps(&hb.levels[0].boxes[q as usize]))
+        .map(|(p, q)| TexelPair {
+            face_a: fa,
+            quad_a: [p % wa, p / wa],
+            face_b: fb,
+            quad_b: [q % wb, q / wb],
+        })
+        .filter(|t| mode == Mode::Approximate || quads_intersect(a.0, t.quad_a, b.0, t.quad_b))
+        .collect();
+    out.par_sort_unstable();
+    out
+}
+
+/// [`collide_images`] over every pair of faces of two models whose root boxes overlap; faces
+/// are `(image, hierarchy)` pairs and keep their own face ids. Sorted.
+pub fn collide_models(
+    a: &[(GeometryImage, HierarchyImage)],
+    b: &[(GeometryImage, HierarchyImage)],
+    mode: Mode,
+) -> Vec<TexelPair> {
+    let pairs: Vec<(usize, usize)> = (0..a.len())
+        .flat_map(|i| (0..b.len()).map(move |j| (i, j)))
+        .filter(|&(i, j)| a[i].1.root().overlaps(&b[j].1.root()))
+        .collect();
+    let mut out: Vec<TexelPair> = pairs
+        .par_iter()
+        .flat_map_iter(|&(i, j)| {
+            collide_images((&a[i].0, &a[i].1), (&b[j].0, &b[j].1), mode).into_iter()
+        })
+        .collect();
+    out.par_sort_unstable();
+    out
+}
