@@ -64,6 +64,16 @@ pub enum GeometryError {
         /// The validation error from [`TriMesh::new`](crate::TriMesh::new).
         source: Box<GeometryError>,
     },
+    /// A pose that must be a rigid motion (a rotation and a translation) is not one, e.g. when
+    /// it is handed to a library whose poses are isometries.
+    #[error("pose is not a rigid motion: {what} (deviation {deviation:e})")]
+    NotRigid {
+        /// What is wrong ("non-finite entry", "scaled or sheared", "a reflection").
+        what: &'static str,
+        /// How far from a rotation its linear part is (largest entry of `MᵀM − I`, or the
+        /// determinant for a reflection; NaN for a non-finite entry).
+        deviation: f32,
+    },
     /// The file's extension names no supported mesh format.
     #[error("{path}: unsupported mesh format (expected .obj, .stl or .ply)")]
     UnsupportedFormat {

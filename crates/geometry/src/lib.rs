@@ -4,9 +4,13 @@
 //! * [`transform`]: the one place where f32 poses become f64 world coordinates, so every
 //!   backend (CPU, CUDA, emulator) computes bit-identical positions.
 //! * exact primitive tests ([`predicates`], [`tri_tri`]).
+//! * with the `parry` feature, conversions to and from parry3d's meshes and poses
+//!   (`interop::parry`).
 
 pub mod error;
 pub mod freeform;
+#[cfg(feature = "parry")]
+pub mod interop;
 pub mod io;
 pub mod mesh;
 pub mod predicates;
