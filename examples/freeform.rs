@@ -16,8 +16,7 @@ mod common;
 use std::time::Instant;
 
 use gprox::geometry::freeform::{load_bpt, load_nurbs_json, teapot};
-use gprox::query::freeform::DistanceOptions as FreeformDistanceOptions;
-use gprox::{Affine3A, DistanceOptions, ModelOptions, Query, Vec3};
+use gprox::{Affine3A, DistanceOptions, FreeformDistanceOptions, ModelOptions, Query, Vec3};
 
 fn main() -> anyhow::Result<()> {
     let ctx = common::context()?;

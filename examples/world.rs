@@ -14,9 +14,8 @@ mod common;
 
 use std::time::Instant;
 
-use gprox::geometry::glam::{EulerRot, Quat};
 use gprox::geometry::scene::torus;
-use gprox::{Affine3A, CollideOptions, Model, Query, Vec3};
+use gprox::{Affine3A, CollideOptions, EulerRot, Model, Quat, Query, Vec3};
 
 fn main() -> anyhow::Result<()> {
     let ctx = common::context()?;

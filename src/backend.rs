@@ -33,6 +33,40 @@ impl Backend {
     }
 }
 
+/// Parses what [`Backend`]'s `Display` writes, plus `auto` ([`Backend::auto`]) and `cuda`
+/// (device 0): `cpu`, `cuda`, `cuda:1`, `emulated` (with the `emulated` feature), `auto`.
+///
+/// ```
+/// use gprox::Backend;
+/// assert_eq!("cpu".parse::<Backend>().unwrap(), Backend::Cpu);
+/// assert_eq!("cuda:1".parse::<Backend>().unwrap(), Backend::Cuda(1));
+/// assert!("gpu".parse::<Backend>().is_err());
+/// ```
+impl std::str::FromStr for Backend {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "cpu" => Ok(Self::Cpu),
+            "auto" => Ok(Self::auto()),
+            "cuda" => Ok(Self::Cuda(0)),
+            #[cfg(feature = "emulated")]
+            "emulated" => Ok(Self::Emulated),
+            other => match other.strip_prefix("cuda:").map(str::parse) {
+                Some(Ok(i)) => Ok(Self::Cuda(i)),
+                _ => Err(format!(
+                    "unknown backend `{s}`: expected cpu, cuda, cuda:<index>, auto{}",
+                    if cfg!(feature = "emulated") {
+                        " or emulated"
+                    } else {
+                        ""
+                    }
+                )),
+            },
+        }
+    }
+}
+
 impl fmt::Display for Backend {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -44,11 +44,18 @@ pub mod render;
 pub use backend::{Backend, Context};
 pub use capabilities::{Query, RunsOn};
 pub use error::Error;
-pub use glam::{Affine3A, DVec3, Vec3};
-pub use gprox_query::ccd::{CcdOptions, MeshCcd};
-pub use gprox_query::collide::CollideOptions;
+pub use glam::{Affine3A, DVec3, EulerRot, Quat, Vec3};
+pub use gprox_bvh::coons::CoonsOptions;
+pub use gprox_geometry::freeform::{NurbsSurface, ParamRect};
+pub use gprox_geometry::TriMesh;
+pub use gprox_query::broad_phase::{ManyContacts, ObjectPairContacts};
+pub use gprox_query::ccd::{CcdOptions, Feature, FeatureToi, MeshCcd, Toi};
+pub use gprox_query::collide::{CollideOptions, Side};
 pub use gprox_query::distance::{DistanceOptions, DistanceResult};
-pub use gprox_query::penetration::Penetration;
+pub use gprox_query::freeform::{
+    CollisionPair as FreeformPair, DistanceOptions as FreeformDistanceOptions, FreeformDistance,
+};
+pub use gprox_query::penetration::{PenetratingVertex, Penetration};
 pub use model::{Model, ModelKind};
 pub use options::{CollisionTree, ModelOptions};
 pub use queries::{Contact, Motion};

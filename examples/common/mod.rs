@@ -9,14 +9,9 @@ use gprox::{Backend, Context};
 /// with `--features emulated`), `auto` when unset: CUDA device 0 when usable, else the CPU.
 pub fn context() -> anyhow::Result<Context> {
     let name = std::env::var("GPROX_BACKEND").unwrap_or_else(|_| "auto".into());
-    let backend = match name.as_str() {
-        "auto" => Backend::auto(),
-        "cpu" => Backend::Cpu,
-        "cuda" => Backend::Cuda(0),
-        #[cfg(feature = "emulated")]
-        "emulated" => Backend::Emulated,
-        other => anyhow::bail!("GPROX_BACKEND={other}: expected cpu, cuda, auto or emulated"),
-    };
+    let backend: Backend = name
+        .parse()
+        .map_err(|e| anyhow::anyhow!("GPROX_BACKEND: {e}"))?;
     let ctx = Context::new(backend)?;
     println!(
         "backend: {} ({} CPU threads)",
