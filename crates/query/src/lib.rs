@@ -7,6 +7,7 @@ pub mod epa;
 pub mod freeform;
 pub mod front;
 pub mod gjk;
+pub mod image_space;
 pub mod penetration;
 pub mod self_collide;
 mod world;
