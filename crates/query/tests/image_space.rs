@@ -546,3 +546,67 @@ fn errors_are_typed() {
         ImageSpaceError::Mesh(PenetrationError::NotClosed { .. })
     ));
 }
+
+// ------------------------------------------------------------ timing (run with --ignored)
+
+/// The deforming-tori demo: two tori of 5,000 triangles, B sliding through A as in the
+/// built-in scene while both breathe (vertex positions change every frame, trees refitted).
+/// Prints the median time of a frame (refit + intersection with every sample's depths) at a
+/// tolerance `d` and `d/4`; run with `RAYON_NUM_THREADS=2 cargo test --release ... --ignored`.
+#[test]
+#[ignore]
+fn timing_deforming_tori() {
+    let base = torus(1.0, 0.3, 50, 50).unwrap();
+    assert_eq!(base.face_count(), 5000);
+    let frames = 16;
+    for d in [0.02, 0.005] {
+        let mut a = Posed::new(base.clone(), Pose64::IDENTITY);
+        let mut b = Posed::new(base.clone(), Pose64::IDENTITY);
+        let mut times = Vec::new();
+        let mut samples = 0;
+        for f in 0..frames {
+            let s = f as f32 / (frames - 1) as f32;
+            let breathe = |m: &mut Posed, phase: f32| {
+                let pos: Vec<Vec3> = base
+                    .positions()
+                    .iter()
+                    .map(|p| *p * (1.0 + 0.03 * (4.0 * p.x + phase + 6.0 * s).sin()))
+                    .collect();
+                m.mesh.set_positions(pos).unwrap();
+            };
+            breathe(&mut a, 0.0);
+            breathe(&mut b, 1.0);
+            b.pose = pose(
+                [1.0, 0.0, 0.0],
+                std::f32::consts::FRAC_PI_2,
+                [0.35 + 1.3 * s, 0.05, 0.0],
+            );
+            let t = std::time::Instant::now();
+            gprox_bvh::refit::refit_from_mesh(&mut a.bvh, &a.mesh).unwrap();
+            gprox_bvh::refit::refit_from_mesh(&mut b.bvh, &b.mesh).unwrap();
+            let mut opts = ImageSpaceOptions::new(d);
+            opts.depths = std::env::var_os("IMAGE_SPACE_NO_DEPTHS").is_none();
+            let r = intersect(&a.object(), &b.object(), &opts).unwrap();
+            times.push(t.elapsed().as_secs_f64() * 1e3);
+            samples += r.count();
+            if std::env::var_os("IMAGE_SPACE_FRAMES").is_some() {
+                let cells: u64 = r.regions().iter().map(|c| c.count()).sum();
+                eprintln!(
+                    "  frame {f}: {:.2} ms, {} regions, {cells} cells, {} inside both, {} uncertain",
+                    times[f],
+                    r.regions().len(),
+                    r.count(),
+                    r.uncertain()
+                );
+            }
+        }
+        times.sort_by(f64::total_cmp);
+        eprintln!(
+            "d = {d}: median {:.2} ms, max {:.2} ms per frame, {} intersection samples per frame, {} threads",
+            times[frames / 2],
+            times[frames - 1],
+            samples / frames as u64,
+            rayon::current_num_threads()
+        );
+    }
+}

@@ -120,7 +120,7 @@ fn nearest_inside_sample(
                         continue;
                     }
                     let cell = job.cell(cu, cv, i);
-                    let q = surface_point(to, lattice.center(cell), &mut stack);
+                    let q = surface_point(to, lattice.center(cell), &[], &mut stack);
                     let key = (q.distance, cell_order(cell));
                     if best.is_none_or(|b| key < (b.0, b.1)) {
                         best = Some((key.0, key.1, q));
@@ -174,7 +174,7 @@ pub fn separation(
         return Ok(None);
     }
     let mut stack = Vec::new();
-    let on = |w: &World<'_>, p: DVec3, stack: &mut Vec<(u32, f64)>| surface_point(w, p, stack);
+    let on = |w: &World<'_>, p: DVec3, stack: &mut Vec<(u32, f64)>| surface_point(w, p, &[], stack);
     let va = SurfacePoint {
         distance: 0.0,
         point: wa.vertices[wa.faces[0][0] as usize],

@@ -98,12 +98,14 @@ pub fn distance_field(
                 let (mut col, mut scratch, mut stack) =
                     (Vec::new(), ColumnScratch::default(), Vec::new());
                 let mut out = Vec::new();
+                let mut seed = [0u32];
                 for (cu, cv) in job.columns() {
                     t.column(cu, cv, &mut col, &mut scratch);
                     for (i, s) in col.iter().enumerate() {
                         let cell = job.cell(cu, cv, i);
                         let p = lattice.center(cell);
-                        let q = surface_point(&w, p, &mut stack);
+                        let q = surface_point(&w, p, &seed, &mut stack);
+                        seed = [q.face];
                         out.push(DistanceSample {
                             cell,
                             position: p,

@@ -127,9 +127,15 @@ struct Part {
     samples: Vec<IntersectionSample>,
 }
 
-/// The nearest point of `w`'s surface to `p`.
-pub(crate) fn surface_point(w: &World<'_>, p: DVec3, stack: &mut Vec<(u32, f64)>) -> SurfacePoint {
-    let n = w.nearest(p, &[], stack);
+/// The nearest point of `w`'s surface to `p`; `seeds` (faces likely near, e.g. the previous
+/// sample's) only speed the search up.
+pub(crate) fn surface_point(
+    w: &World<'_>,
+    p: DVec3,
+    seeds: &[u32],
+    stack: &mut Vec<(u32, f64)>,
+) -> SurfacePoint {
+    let n = w.nearest(p, seeds, stack);
     SurfacePoint {
         distance: n.distance,
         point: n.point,
@@ -147,6 +153,8 @@ fn run_tile(wa: &World<'_>, wb: &World<'_>, lattice: &Lattice, job: &Job, depths
     for (cu, cv) in job.columns() {
         ta.column(cu, cv, &mut ca, &mut scratch);
         tb.column(cu, cv, &mut cb, &mut scratch);
+        // The previous sample's nearest faces seed the next one's search (coherence).
+        let mut seeds: Option<[u32; 2]> = None;
         for (i, (sa, sb)) in ca.iter().zip(&cb).enumerate() {
             let (in_a, in_b) = (sa.inside(), sb.inside());
             let out_a = !sa.near && !in_a;
@@ -161,12 +169,19 @@ fn run_tile(wa: &World<'_>, wb: &World<'_>, lattice: &Lattice, job: &Job, depths
             if depths {
                 let cell = job.cell(cu, cv, i);
                 let p = lattice.center(cell);
+                let (sa, sb) = match seeds {
+                    Some([fa, fb]) => (&[fa][..], &[fb][..]),
+                    None => (&[][..], &[][..]),
+                };
+                let a = surface_point(wa, p, sa, &mut stack);
+                let b = surface_point(wb, p, sb, &mut stack);
+                seeds = Some([a.face, b.face]);
                 part.samples.push(IntersectionSample {
                     cell,
                     position: p,
                     region: job.region,
-                    a: surface_point(wa, p, &mut stack),
-                    b: surface_point(wb, p, &mut stack),
+                    a,
+                    b,
                 });
             }
         }

@@ -2,9 +2,13 @@
 //! meshes, tight and split where the contact is.
 //!
 //! The intersection `A ∩ B` of the two solids is compact, so its bounding box is that of its
-//! boundary, and `∂(A ∩ B) ⊆ (∂A ∪ ∂B) ∩ R` for any box `R ⊇ A ∩ B`. Starting from the overlap
-//! of the two root boxes, `R` is replaced by the union of the leaf boxes of both trees clipped
-//! to `R` (they cover `(∂A ∪ ∂B) ∩ R`) until it stops shrinking: every step keeps `A ∩ B`.
+//! boundary, and `∂(A ∩ B) ⊆ ((∂A ∩ B) ∪ (∂B ∩ A)) ∩ R` for any box `R ⊇ A ∩ B`. Starting
+//! from the overlap of the two root boxes, `R` is replaced by the union of the boxes of both
+//! trees, clipped to `R`, that cover the part of each surface inside the other solid (a leaf
+//! that meets the other surface's leaf boxes, or a subtree that misses the other surface and
+//! whose centre is inside the other mesh by the exact test) until it stops shrinking: every
+//! step keeps `A ∩ B`. Surface outside the other solid — most of it, when two meshes only
+//! graze or pass through each other's holes — is dropped subtree by subtree.
 //!
 //! Split: two clipped leaf boxes that overlap share a cell of a coarse grid over `R` (the
 //! index of a point is monotone in it), so grouping the boxes by shared coarse cells
@@ -14,6 +18,7 @@
 
 use glam::DVec3;
 
+use crate::penetration::inside::{classify, Place, SEEDS};
 use crate::world::World;
 
 /// Coarse grid cells per axis of the split.
@@ -29,26 +34,52 @@ pub(crate) struct Localised {
     pub(crate) groups: Vec<[DVec3; 2]>,
 }
 
-/// Leaf boxes of `w` meeting `[lo, hi]`, clipped to it, appended to `out`.
-pub(crate) fn clipped_leaves(
-    w: &World<'_>,
-    lo: DVec3,
-    hi: DVec3,
-    stack: &mut Vec<u32>,
-    out: &mut Vec<[DVec3; 2]>,
-) {
-    stack.clear();
-    stack.push(w.root());
-    while let Some(i) = stack.pop() {
-        let n = &w.nodes[i as usize];
-        if !(n.lo.cmple(hi).all() && lo.cmple(n.hi).all()) {
+/// Boxes of `w`'s surface that may lie in the solid of `o`, clipped to `[lo, hi]`, appended
+/// to `out`: a walk of `w`'s tree inside `[lo, hi]` carrying the front of `o`'s nodes that
+/// overlap the current node (nodes of `o` larger than it are opened; at a leaf of `w`, all of
+/// them down to leaves). A leaf that some leaf box of `o` overlaps is kept. A node that no leaf
+/// box of `o` overlaps does not meet `∂o`, so its whole box lies on one side of it: one exact
+/// inside test of its centre keeps or drops the node's box at once.
+fn surface_in(w: &World<'_>, o: &World<'_>, lo: DVec3, hi: DVec3, out: &mut Vec<[DVec3; 2]>) {
+    let overlap = |l: DVec3, h: DVec3, l2: DVec3, h2: DVec3| l.cmple(h2).all() && l2.cmple(h).all();
+    let (mut ray, mut crossed) = (Vec::new(), ([0u32; SEEDS], 0usize));
+    let mut todo = Vec::new();
+    // (node of w, start of its front in `fronts`, end).
+    let mut fronts: Vec<u32> = vec![o.root()];
+    let mut stack = vec![(w.root(), 0usize, 1usize)];
+    while let Some((i, f0, f1)) = stack.pop() {
+        let n = w.nodes[i as usize];
+        if !overlap(n.lo, n.hi, lo, hi) {
             continue;
         }
-        if n.is_leaf() {
-            out.push([n.lo.max(lo), n.hi.min(hi)]);
+        let extent = |l: DVec3, h: DVec3| (h - l).max_element();
+        let start = fronts.len();
+        todo.clear();
+        todo.extend_from_slice(&fronts[f0..f1]);
+        while let Some(j) = todo.pop() {
+            let m = &o.nodes[j as usize];
+            if !overlap(m.lo, m.hi, n.lo, n.hi) {
+                continue;
+            }
+            if m.is_leaf() || (!n.is_leaf() && extent(m.lo, m.hi) <= extent(n.lo, n.hi)) {
+                fronts.push(j);
+            } else {
+                todo.push(m.left);
+                todo.push(m.right);
+            }
+        }
+        let end = fronts.len();
+        let clipped = [n.lo.max(lo), n.hi.min(hi)];
+        if start == end {
+            let centre = (n.lo + n.hi) * 0.5;
+            if classify(o, centre, &mut ray, &mut crossed) != Place::Outside {
+                out.push(clipped);
+            }
+        } else if n.is_leaf() {
+            out.push(clipped);
         } else {
-            stack.push(n.right);
-            stack.push(n.left);
+            stack.push((n.right, start, end));
+            stack.push((n.left, start, end));
         }
     }
 }
@@ -58,15 +89,14 @@ pub(crate) fn clipped_leaves(
 pub(crate) fn localise(wa: &World<'_>, wb: &World<'_>) -> Option<Localised> {
     let (ra, rb) = (&wa.nodes[wa.root() as usize], &wb.nodes[wb.root() as usize]);
     let (mut lo, mut hi) = (ra.lo.max(rb.lo), ra.hi.min(rb.hi));
-    let mut stack = Vec::new();
     let mut boxes = Vec::new();
     for _ in 0..PASSES {
         if !lo.cmple(hi).all() {
             return None;
         }
         boxes.clear();
-        clipped_leaves(wa, lo, hi, &mut stack, &mut boxes);
-        clipped_leaves(wb, lo, hi, &mut stack, &mut boxes);
+        surface_in(wa, wb, lo, hi, &mut boxes);
+        surface_in(wb, wa, lo, hi, &mut boxes);
         let (l, h) = bounds(&boxes)?;
         if l == lo && h == hi {
             break;
