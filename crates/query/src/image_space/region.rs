@@ -10,11 +10,12 @@
 //! step keeps `A ∩ B`. Surface outside the other solid — most of it, when two meshes only
 //! graze or pass through each other's holes — is dropped subtree by subtree.
 //!
-//! Split: two clipped leaf boxes that overlap share a cell of a coarse grid over `R` (the
-//! index of a point is monotone in it), so grouping the boxes by shared coarse cells
-//! (union–find) keeps every connected piece of surface in one group; the outer boundary of a
+//! Split: two of these boxes that overlap share a cell of a coarse grid over `R` (the index
+//! of a point is monotone in it), so grouping the boxes by shared coarse cells (union–find)
+//! keeps every connected piece of the covered surface in one group; the outer boundary of a
 //! connected component of `A ∩ B` is connected, so each component lies in the box of one
 //! group. The groups' boxes are the regions (made disjoint on the lattice by the caller).
+//! A long face that spans two contacts joins them into one region (correct, less tight).
 
 use glam::DVec3;
 
@@ -30,7 +31,7 @@ const PASSES: usize = 8;
 pub(crate) struct Localised {
     /// Box holding `A ∩ B` (the lattice is anchored at its low corner).
     pub(crate) lo: DVec3,
-    /// One box per connected group of clipped leaf boxes, each inside `[lo, hi]`.
+    /// One box per connected group of surface boxes, each inside `[lo, hi]`.
     pub(crate) groups: Vec<[DVec3; 2]>,
 }
 
