@@ -540,6 +540,25 @@ fn errors_are_typed() {
     };
     let e = distance_field(&c.object(), &bad, CellBox::default(), &opts).unwrap_err();
     assert_eq!(e, ImageSpaceError::BadLattice);
+    let huge = CellBox {
+        lo: [0; 3],
+        hi: [u32::MAX; 3],
+    };
+    let unit = Lattice {
+        origin: DVec3::ZERO,
+        spacing: 1.0,
+    };
+    let e = distance_field(&c.object(), &unit, huge, &opts).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            ImageSpaceError::TooManyCells {
+                cells: u64::MAX,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
     let e = self_intersection_volume(&open.object(), &opts).unwrap_err();
     assert!(matches!(
         e,

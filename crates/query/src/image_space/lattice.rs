@@ -63,6 +63,9 @@ impl Lattice {
     }
 }
 
+/// Largest tile side (columns), so that a tile's column count fits its `u32` indices.
+const MAX_TILE: u32 = 1 << 12;
+
 /// A box of lattice cells: `lo[a] ≤ c[a] < hi[a]` on every axis.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct CellBox {
@@ -73,11 +76,11 @@ pub struct CellBox {
 }
 
 impl CellBox {
-    /// Number of cells (0 for an empty box).
+    /// Number of cells (0 for an empty box; saturates at `u64::MAX`).
     pub fn count(&self) -> u64 {
         (0..3)
             .map(|a| u64::from(self.hi[a].saturating_sub(self.lo[a])))
-            .product()
+            .fold(1u64, u64::saturating_mul)
     }
 
     /// Whether cell `c` is in the box.
@@ -115,7 +118,7 @@ impl CellBox {
     /// keeps the full range along `k`), in a fixed order.
     pub(crate) fn tiles(&self, k: usize, tile: u32) -> Vec<CellBox> {
         let (u, v) = ((k + 1) % 3, (k + 2) % 3);
-        let tile = tile.max(1);
+        let tile = tile.clamp(1, MAX_TILE);
         let mut out = Vec::new();
         let mut v0 = self.lo[v];
         while v0 < self.hi[v] {

@@ -89,7 +89,7 @@ pub struct ImageSpaceOptions {
     /// beyond).
     pub max_cells: u64,
     /// Columns per tile side: a tile of `tile × tile` columns is the unit of work and of
-    /// memory (values below 1 count as 1).
+    /// memory (clamped to `1..=4096`).
     pub tile: u32,
 }
 
