@@ -8,6 +8,7 @@ pub mod freeform;
 pub mod front;
 pub mod geometry_image;
 pub mod gjk;
+pub mod image_space;
 pub mod penetration;
 pub mod self_collide;
 mod world;

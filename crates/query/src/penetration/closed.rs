@@ -21,7 +21,7 @@ struct Entry {
 
 /// Checks that `mesh` is closed and consistently oriented; the error names `object`, an
 /// offending edge (its two vertex ids) and a face on it.
-pub(super) fn check_closed(mesh: &TriMesh, object: Side) -> Result<(), PenetrationError> {
+pub(crate) fn check_closed(mesh: &TriMesh, object: Side) -> Result<(), PenetrationError> {
     let n = mesh.vertex_count();
     let mut start = vec![0u32; n + 1];
     for f in mesh.faces() {

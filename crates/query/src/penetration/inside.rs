@@ -33,7 +33,7 @@ use super::world::World;
 
 /// Where a point is relative to a closed mesh.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Place {
+pub(crate) enum Place {
     /// Outside (winding number 0).
     Outside,
     /// On a closed face.
@@ -43,7 +43,7 @@ pub(super) enum Place {
 }
 
 /// How many crossed faces [`classify`] remembers (as seeds of the nearest-face search).
-pub(super) const SEEDS: usize = 4;
+pub(crate) const SEEDS: usize = 4;
 
 /// Sign of `orient2d(a, b, p_ε)` for the perturbed point (see the module docs): never 0 for
 /// `a != b`.
@@ -59,8 +59,32 @@ fn side(a: glam::DVec2, b: glam::DVec2, p: glam::DVec2) -> f64 {
     b.x - a.x
 }
 
+/// The crossing of the perturbed line through `pp` (`p` projected along axis `k`) with face
+/// `t`, for a ray along `dir · e_k` (`dir = ±1`): `0` when the perturbed line misses the face
+/// (or the face contains the ray direction), else the winding contribution `±1` of the
+/// crossing. It lies ahead of `p` iff `orient3d(t, p) > 0` exactly when the result is `> 0`
+/// (`orient3d = 0`: `p` on the closed face).
+#[inline]
+pub(crate) fn crossing(t: &[DVec3; 3], k: usize, pp: glam::DVec2, dir: i32) -> i32 {
+    let [a, b, c] = t.map(|q| project(q, k));
+    let sigma = orient2d(a, b, c);
+    if sigma == 0.0 {
+        return 0;
+    }
+    let inside = if sigma > 0.0 {
+        side(a, b, pp) > 0.0 && side(b, c, pp) > 0.0 && side(c, a, pp) > 0.0
+    } else {
+        side(a, b, pp) < 0.0 && side(b, c, pp) < 0.0 && side(c, a, pp) < 0.0
+    };
+    match (inside, sigma > 0.0) {
+        (false, _) => 0,
+        (true, true) => dir,
+        (true, false) => -dir,
+    }
+}
+
 /// Whether `p`, coplanar with the face `t` (`orient3d = 0`, exactly), lies on the closed face.
-fn on_coplanar_face(p: DVec3, t: &[DVec3; 3]) -> bool {
+pub(crate) fn on_coplanar_face(p: DVec3, t: &[DVec3; 3]) -> bool {
     match dominant_axis(t[0], t[1], t[2]) {
         Some(k) => {
             let [a, b, c] = t.map(|q| project(q, k));
@@ -86,7 +110,7 @@ fn on_segment(p: DVec3, a: DVec3, b: DVec3) -> bool {
 /// Classifies `p` against the closed mesh `w` (exact; see the module docs). The first
 /// [`SEEDS`] faces the ray crosses ahead are written to `crossed` (the count is returned with
 /// an `Inside` place through `crossed.1`).
-pub(super) fn classify(
+pub(crate) fn classify(
     w: &World<'_>,
     p: DVec3,
     stack: &mut Vec<u32>,
@@ -139,24 +163,14 @@ pub(super) fn classify(
             }
             s = Some(o);
         }
-        let [a, b, c] = t.map(|q| project(q, k));
-        let sigma = orient2d(a, b, c);
-        if sigma == 0.0 {
-            continue;
-        }
-        let inside = if sigma > 0.0 {
-            side(a, b, pp) > 0.0 && side(b, c, pp) > 0.0 && side(c, a, pp) > 0.0
-        } else {
-            side(a, b, pp) < 0.0 && side(b, c, pp) < 0.0 && side(c, a, pp) < 0.0
-        };
-        if !inside {
+        let sig = crossing(&t, k, pp, dir);
+        if sig == 0 {
             continue;
         }
         let o = s.unwrap_or_else(|| orient3d(t[0], t[1], t[2], p));
         if o == 0.0 {
             return Place::Surface;
         }
-        let sig = if sigma > 0.0 { dir } else { -dir };
         if (o > 0.0) == (sig > 0) {
             winding += sig;
             if crossed.1 < SEEDS {

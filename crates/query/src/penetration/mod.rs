@@ -53,9 +53,9 @@
 //! assert!((r.max_depth() - 0.1).abs() < 1e-12);
 //! ```
 
-mod closed;
-mod inside;
-mod world;
+pub(crate) mod closed;
+pub(crate) mod inside;
+pub(crate) mod world;
 
 use glam::DVec3;
 use rayon::prelude::*;
@@ -209,7 +209,8 @@ const PAR_MIN_VERTICES: usize = 512;
 /// Vertices per rayon task.
 const PAR_CHUNK: usize = 128;
 
-fn check(o: &CollisionObject<'_>, object: Side) -> Result<(), PenetrationError> {
+/// Checks the tree size and the pose of `o` (the cheap checks before the world tree).
+pub(crate) fn check(o: &CollisionObject<'_>, object: Side) -> Result<(), PenetrationError> {
     let faces = o.mesh.face_count();
     if o.bvh.nodes.len() != 2 * faces - 1 {
         return Err(PenetrationError::BvhMismatch {

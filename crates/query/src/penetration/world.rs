@@ -4,14 +4,14 @@
 use glam::DVec3;
 use gprox_geometry::tri_distance::point_triangle_distance;
 
-pub(super) use crate::world::World;
+pub(crate) use crate::world::World;
 
 /// The nearest face to a point.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Nearest {
-    pub(super) distance: f64,
-    pub(super) point: DVec3,
-    pub(super) face: u32,
+pub(crate) struct Nearest {
+    pub(crate) distance: f64,
+    pub(crate) point: DVec3,
+    pub(crate) face: u32,
 }
 
 impl World<'_> {
@@ -21,7 +21,7 @@ impl World<'_> {
     /// child first. A subtree is skipped only when its box is farther than the best distance
     /// plus a bound on the rounding of the box and triangle distances (so the minimum is never
     /// pruned, and a seed never hides a smaller face id at the same distance).
-    pub(super) fn nearest(&self, p: DVec3, seeds: &[u32], stack: &mut Vec<(u32, f64)>) -> Nearest {
+    pub(crate) fn nearest(&self, p: DVec3, seeds: &[u32], stack: &mut Vec<(u32, f64)>) -> Nearest {
         let slack = 1e-13 * (self.magnitude + p.abs().max_element());
         let mut best = Nearest {
             distance: f64::INFINITY,

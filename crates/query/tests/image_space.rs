@@ -1,0 +1,631 @@
+//! Image-space proximity queries against independent oracles: exact BigInt ray casting for
+//! the classification of samples (shared with the penetration tests, no code in common with
+//! the library's perturbed column sweep), brute-force nearest faces over all triangles for
+//! every distance, and closed forms — the overlap of two boxes, the lens of two balls
+//! (bracketed by the inscribed and circumscribed balls of the tessellated spheres), the
+//! distance of two balls — for volumes, contact depths and separation.
+
+use glam::{DVec3, Vec3};
+use gprox_bvh::bv_tree::BvTree;
+use gprox_bvh::rss::Rss;
+use gprox_geometry::scene::torus;
+use gprox_geometry::transform::{transform_point, Pose64};
+use gprox_geometry::TriMesh;
+use gprox_query::collide::Side;
+use gprox_query::distance::{distance, DistanceObject, DistanceOptions};
+use gprox_query::image_space::{
+    distance_field, intersect, self_intersection_volume, separation, CellBox, ImageSpaceError,
+    ImageSpaceOptions, Intersection, Lattice,
+};
+use gprox_query::penetration::PenetrationError;
+use proptest::prelude::*;
+
+#[path = "penetration/oracle.rs"]
+mod oracle;
+#[path = "penetration/shapes.rs"]
+#[allow(dead_code)]
+mod shapes;
+#[path = "image_space/support.rs"]
+mod support;
+
+use oracle::{oracle, Truth};
+use shapes::*;
+use support::*;
+
+fn translate(t: [f64; 3]) -> Pose64 {
+    let mut p = Pose64::IDENTITY;
+    for (i, x) in t.iter().enumerate() {
+        p.rows[i][3] = *x;
+    }
+    p
+}
+
+// ------------------------------------------------------------ classification and distances
+
+/// Checks a distance field of `m` at `pose` over `cells` against the oracle and brute force.
+fn check_field(
+    m: &Posed,
+    lattice: &Lattice,
+    cells: CellBox,
+    tile: u32,
+) -> Result<[usize; 3], TestCaseError> {
+    let mut opts = ImageSpaceOptions::new(1.0);
+    opts.tile = tile;
+    let f = distance_field(&m.object(), lattice, cells, &opts).unwrap();
+    prop_assert_eq!(f.samples.len() as u64, cells.count());
+    let tris = m.triangles();
+    let pts: Vec<DVec3> = f.samples.iter().map(|s| s.position).collect();
+    let truth = oracle(&pts, &tris);
+    let mut counts = [0; 3];
+    let mut last = None;
+    for (s, t) in f.samples.iter().zip(&truth) {
+        prop_assert!(cells.contains(s.cell));
+        prop_assert_eq!(s.position, lattice.center(s.cell));
+        let order = (s.cell[2], s.cell[1], s.cell[0]);
+        prop_assert!(last < Some(order), "lattice order");
+        last = Some(order);
+        match t {
+            Truth::Surface => {
+                prop_assert!(s.on_surface, "{:?} is on the surface", s.position);
+                prop_assert_eq!(s.distance, 0.0);
+                counts[0] += 1;
+            }
+            Truth::Winding(w) => {
+                prop_assert!(!s.on_surface, "{:?} is off the surface", s.position);
+                prop_assert_eq!(s.winding, *w, "winding at {:?}", s.position);
+                counts[1 + usize::from(*w != 0)] += 1;
+            }
+        }
+        let (d, q, face) = brute_nearest(s.position, &tris);
+        prop_assert_eq!((s.distance, s.closest, s.face), (d, q, face));
+        prop_assert_eq!(s.signed_distance() < 0.0, s.inside() && d > 0.0);
+        if let Some(g) = s.gradient() {
+            prop_assert!((g.length() - 1.0).abs() < 1e-12);
+            let out = (s.position - s.closest).normalize();
+            let sign = if s.inside() { -1.0 } else { 1.0 };
+            prop_assert!(g.dot(out) * sign > 1.0 - 1e-12);
+        }
+    }
+    Ok(counts)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// Grid shapes at exact grid poses sampled on a lattice of spacing 1/8 whose samples fall
+    /// on the 1/8 grid: samples exactly on faces, edges and vertices, columns through edges
+    /// and vertices. Winding numbers, "on the surface", distances, closest points and faces
+    /// equal the oracle's.
+    #[test]
+    fn grid_samples_match_oracle(
+        kind in 0u8..3, lo in prop::array::uniform3(-4i8..2), size in prop::array::uniform3(1u8..8),
+        perm in 0u8..6, signs in 0u8..8, t in prop::array::uniform3(-3i8..4),
+        flip in any::<bool>(), tile in 1u32..5,
+    ) {
+        let mut mesh = grid_shape(kind, lo, size);
+        if flip {
+            mesh = flipped(&mesh);
+        }
+        let m = Posed::new(mesh, grid_pose(perm, signs, t));
+        let lattice = Lattice { origin: DVec3::splat(-4.0 - 1.0 / 16.0), spacing: 0.125 };
+        let cells = CellBox { lo: [0, 0, 0], hi: [64, 64, 64] };
+        // A slab of the box (all of it would be slow against the BigInt oracle).
+        let mut slab = cells;
+        slab.lo[2] = 24 + 2 * (tile % 4);
+        slab.hi[2] = slab.lo[2] + 3;
+        check_field(&m, &lattice, slab, tile)?;
+    }
+
+    /// Perturbed shapes at random poses on a random lattice.
+    #[test]
+    fn random_samples_match_oracle(
+        kind in 0u8..4, s in 0.5f32..1.5,
+        noise in prop::collection::vec(prop::array::uniform3(-0.05f32..0.05), 1..8),
+        axis in prop::array::uniform3(-1f32..1.0), angle in 0f32..6.3,
+        t in prop::array::uniform3(-0.3f32..0.3),
+        origin in prop::array::uniform3(-2.0f64..-1.5), h in 0.1f64..0.3,
+    ) {
+        let m = Posed::new(perturbed(&shape(kind, s), &noise), pose(axis, angle, t));
+        let lattice = Lattice { origin: DVec3::from_array(origin), spacing: h };
+        let n = (3.5 / h) as u32;
+        check_field(&m, &lattice, CellBox { lo: [0, 0, n / 2], hi: [n, n, n / 2 + 2] }, 8)?;
+    }
+}
+
+/// The grid lattice really puts samples on the surface, inside and outside.
+#[test]
+fn grid_lattice_hits_the_surface() {
+    let m = Posed::new(grid_shape(0, [-2, -2, -2], [6, 5, 7]), Pose64::IDENTITY);
+    let lattice = Lattice {
+        origin: DVec3::splat(-1.0 - 1.0 / 16.0),
+        spacing: 0.125,
+    };
+    let counts = check_field(
+        &m,
+        &lattice,
+        CellBox {
+            lo: [0, 0, 6],
+            hi: [16, 16, 10],
+        },
+        3,
+    )
+    .unwrap();
+    assert!(
+        counts.iter().all(|&c| c > 20),
+        "surface/outside/inside {counts:?}"
+    );
+}
+
+/// Outside a box, next to a face, the gradient is the face's outward normal; inside, too.
+#[test]
+fn box_gradient_is_the_face_normal() {
+    let m = Posed::new(cube(Vec3::splat(-1.0), Vec3::splat(1.0)), Pose64::IDENTITY);
+    let lattice = Lattice {
+        origin: DVec3::new(-0.5, -0.5, -2.0),
+        spacing: 0.1,
+    };
+    let f = distance_field(
+        &m.object(),
+        &lattice,
+        CellBox {
+            lo: [0, 0, 0],
+            hi: [10, 10, 40],
+        },
+        &ImageSpaceOptions::new(1.0),
+    )
+    .unwrap();
+    let mut checked = 0;
+    for s in &f.samples {
+        let z = s.position.z;
+        let g = s.gradient().unwrap();
+        let expect = if z > 0.5 {
+            DVec3::Z
+        } else if z < -0.5 {
+            -DVec3::Z
+        } else {
+            continue;
+        };
+        assert!(g.distance(expect) < 1e-12, "{:?}: {g:?}", s.position);
+        assert!((s.signed_distance() - (z.abs() - 1.0)).abs() < 1e-12);
+        checked += 1;
+    }
+    assert!(checked > 100);
+}
+
+// ------------------------------------------------------------ intersection
+
+/// Checks an intersection against the oracle and brute force: every sample strictly inside
+/// both, its distances and faces those of brute force, the regions disjoint.
+fn check_intersection(a: &Posed, b: &Posed, r: &Intersection) -> Result<(), TestCaseError> {
+    let (ta, tb) = (a.triangles(), b.triangles());
+    let pts: Vec<DVec3> = r.samples().iter().map(|s| s.position).collect();
+    let (oa, ob) = (oracle(&pts, &ta), oracle(&pts, &tb));
+    prop_assert_eq!(r.samples().len() as u64, r.count());
+    for (i, s) in r.samples().iter().enumerate() {
+        prop_assert!(matches!(oa[i], Truth::Winding(w) if w != 0));
+        prop_assert!(matches!(ob[i], Truth::Winding(w) if w != 0));
+        prop_assert!(r.regions()[s.region as usize].contains(s.cell));
+        prop_assert_eq!(s.position, r.lattice().center(s.cell));
+        let (da, qa, fa) = brute_nearest(s.position, &ta);
+        let (db, qb, fb) = brute_nearest(s.position, &tb);
+        prop_assert_eq!((s.a.distance, s.a.point, s.a.face), (da, qa, fa));
+        prop_assert_eq!((s.b.distance, s.b.point, s.b.face), (db, qb, fb));
+        prop_assert!(s.depth_in_a() > 0.0 && s.depth_in_b() > 0.0);
+        prop_assert!((s.direction_out_of_b().length() - 1.0).abs() < 1e-12);
+    }
+    for (i, x) in r.regions().iter().enumerate() {
+        for y in &r.regions()[i + 1..] {
+            let disjoint = (0..3).any(|k| x.hi[k] <= y.lo[k] || y.hi[k] <= x.lo[k]);
+            prop_assert!(disjoint, "regions {:?} and {:?} overlap", x, y);
+        }
+    }
+    Ok(())
+}
+
+/// `intersect(b, a)` is `intersect(a, b)` with the sides swapped.
+fn check_symmetric(a: &Posed, b: &Posed, opts: &ImageSpaceOptions) -> Result<(), TestCaseError> {
+    let ab = intersect(&a.object(), &b.object(), opts).unwrap();
+    let ba = intersect(&b.object(), &a.object(), opts).unwrap();
+    prop_assert_eq!(ab.lattice(), ba.lattice());
+    prop_assert_eq!(ab.regions(), ba.regions());
+    prop_assert_eq!((ab.count(), ab.uncertain()), (ba.count(), ba.uncertain()));
+    prop_assert_eq!(ab.samples().len(), ba.samples().len());
+    for (x, y) in ab.samples().iter().zip(ba.samples()) {
+        prop_assert_eq!((x.cell, x.a, x.b), (y.cell, y.b, y.a));
+    }
+    for (x, y) in ab.contacts().iter().zip(ba.contacts()) {
+        prop_assert_eq!((x.point, x.depth, x.samples), (y.point, y.depth, y.samples));
+        prop_assert_eq!(x.normal, -y.normal);
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(16))]
+
+    /// Two axis-aligned boxes: the volume is within its bound of the exact overlap, the
+    /// samples are inside both with brute-force depths, and the query is symmetric.
+    #[test]
+    fn boxes_volume_within_bound(
+        la in prop::array::uniform3(-1.0f32..0.0), sa in prop::array::uniform3(0.3f32..1.5),
+        lb in prop::array::uniform3(-1.0f32..0.0), sb in prop::array::uniform3(0.3f32..1.5),
+        d in 0.04f64..0.1,
+    ) {
+        let (la, lb) = (Vec3::from_array(la), Vec3::from_array(lb));
+        let (ha, hb) = (la + Vec3::from_array(sa), lb + Vec3::from_array(sb));
+        let a = Posed::new(cube(la, ha), Pose64::IDENTITY);
+        let b = Posed::new(cube(lb, hb), Pose64::IDENTITY);
+        let exact: f64 = (0..3)
+            .map(|k| (f64::from(ha[k].min(hb[k])) - f64::from(la[k].max(lb[k]))).max(0.0))
+            .product();
+        let opts = ImageSpaceOptions::new(d);
+        let r = intersect(&a.object(), &b.object(), &opts).unwrap();
+        prop_assert!((r.volume() - exact).abs() <= r.volume_bound() * (1.0 + 1e-9),
+            "volume {} exact {} bound {}", r.volume(), exact, r.volume_bound());
+        check_intersection(&a, &b, &r)?;
+        check_symmetric(&a, &b, &opts)?;
+    }
+
+    /// Perturbed shapes at random poses: samples, depths and faces against the oracle and
+    /// brute force; symmetric.
+    #[test]
+    fn random_shapes_intersection(
+        ka in 0u8..4, kb in 0u8..4,
+        na in prop::collection::vec(prop::array::uniform3(-0.05f32..0.05), 1..8),
+        axa in prop::array::uniform3(-1f32..1.0), anga in 0f32..6.3,
+        tb in prop::array::uniform3(-0.6f32..0.6), tile in 1u32..8,
+    ) {
+        let a = Posed::new(perturbed(&shape(ka, 1.0), &na), pose(axa, anga, [0.0; 3]));
+        let b = Posed::new(shape(kb, 0.8), pose([0.0, 0.0, 1.0], 0.3, tb));
+        let mut opts = ImageSpaceOptions::new(0.08);
+        opts.tile = tile;
+        let r = intersect(&a.object(), &b.object(), &opts).unwrap();
+        check_intersection(&a, &b, &r)?;
+        check_symmetric(&a, &b, &opts)?;
+    }
+}
+
+/// Every sample of the swept regions that the oracle puts inside both meshes is reported
+/// (completeness), for grid shapes whose samples hit faces, edges and vertices.
+#[test]
+fn intersection_is_complete() {
+    let a = Posed::new(grid_shape(2, [-3, -2, -2], [5, 5, 5]), Pose64::IDENTITY);
+    let b = Posed::new(
+        grid_shape(1, [-1, -1, -1], [4, 4, 4]),
+        grid_pose(1, 2, [1, 0, -1]),
+    );
+    let r = intersect(&a.object(), &b.object(), &ImageSpaceOptions::new(0.06)).unwrap();
+    let mut all = Vec::new();
+    for region in r.regions() {
+        for z in region.lo[2]..region.hi[2] {
+            for y in region.lo[1]..region.hi[1] {
+                for x in region.lo[0]..region.hi[0] {
+                    all.push(r.lattice().center([x, y, z]));
+                }
+            }
+        }
+    }
+    let (oa, ob) = (oracle(&all, &a.triangles()), oracle(&all, &b.triangles()));
+    let inside = |t: &Truth| matches!(t, Truth::Winding(w) if *w != 0);
+    let expected = oa
+        .iter()
+        .zip(&ob)
+        .filter(|(x, y)| inside(x) && inside(y))
+        .count();
+    assert!(expected > 50, "{expected}");
+    assert_eq!(r.count(), expected as u64);
+}
+
+/// Two tessellated balls of radius 1 whose centres are `c` apart: the volume estimate is
+/// within its bound of the lens (bracketed by the inscribed and circumscribed balls), and the
+/// contact's depth is half the overlap with a normal along the centre line.
+fn spheres(c: f64, d: f64, levels: u32) -> (f64, f64) {
+    let s = icosphere(1.0, Vec3::ZERO, levels);
+    let a = Posed::new(s.clone(), Pose64::IDENTITY);
+    let b = Posed::new(s, translate([c, 0.0, 0.0]));
+    let mut opts = ImageSpaceOptions::new(d);
+    opts.depths = d > 0.01;
+    let r = intersect(&a.object(), &b.object(), &opts).unwrap();
+    let (inner, outer) = radii(&a.triangles(), DVec3::ZERO);
+    let (lo, hi) = (lens(inner, c), lens(outer, c));
+    let tol = 1e-9 * hi;
+    assert!(
+        r.volume() - r.volume_bound() <= hi + tol && r.volume() + r.volume_bound() >= lo - tol,
+        "d {d}: volume {} ± {} outside [{lo}, {hi}]",
+        r.volume(),
+        r.volume_bound()
+    );
+    if opts.depths {
+        assert_eq!(r.contacts().len(), 1);
+        let k = r.contacts()[0];
+        let slack = r.lattice().half_diagonal() + (outer - inner);
+        assert!(
+            (k.depth - (2.0 - c) / 2.0).abs() <= slack,
+            "depth {}",
+            k.depth
+        );
+        assert!(k.normal.dot(-DVec3::X) > 0.999, "normal {:?}", k.normal);
+    }
+    (r.volume_bound(), hi)
+}
+
+#[test]
+fn spheres_volume_within_bound() {
+    // Model size 2: tolerances 1e-1 and 2e-2 of it.
+    let (coarse, v) = spheres(0.8, 0.2, 3);
+    let (fine, _) = spheres(0.8, 0.04, 3);
+    // The bound shrinks with the tolerance (about linearly: surface cells).
+    assert!(
+        fine < coarse / 4.0 && fine < 0.4 * v,
+        "{coarse} {fine} of {v}"
+    );
+}
+
+/// The fine end of the tolerance range, 1e-3 of the model size (slow: run with --ignored).
+#[test]
+#[ignore]
+fn spheres_volume_within_bound_fine() {
+    let (bound, v) = spheres(0.8, 2e-3, 5);
+    assert!(bound < 0.02 * v);
+}
+
+/// Torus through torus (the benchmark's interlocking pair): depths equal brute force.
+#[test]
+fn torus_through_torus() {
+    let t = torus(1.0, 0.3, 24, 12).unwrap();
+    let a = Posed::new(t.clone(), Pose64::IDENTITY);
+    // B stands upright through A's ring: the tubes cross at about (±1, 0, 0).
+    let b = Posed::new(
+        t,
+        pose(
+            [1.0, 0.0, 0.0],
+            std::f32::consts::FRAC_PI_2,
+            [0.0, 0.05, 0.1],
+        ),
+    );
+    let opts = ImageSpaceOptions::new(0.04);
+    let r = intersect(&a.object(), &b.object(), &opts).unwrap();
+    assert!(r.count() > 20, "{}", r.count());
+    // The tubes cross in two places: two regions, one contact each.
+    assert_eq!(r.contacts().len(), 2, "{:?}", r.regions());
+    check_intersection(&a, &b, &r).unwrap();
+    check_symmetric(&a, &b, &opts).unwrap();
+}
+
+/// Two meshes of two boxes each, far apart pairwise overlapping: two regions, each with its
+/// own contact, and the swept cells a small part of the box around both.
+#[test]
+fn split_contacts_give_two_regions() {
+    let pair = |shift: Vec3| {
+        let l = cube(
+            Vec3::new(-1.8, -0.5, -0.5) + shift,
+            Vec3::new(-1.2, 0.5, 0.5) + shift,
+        );
+        let r = cube(
+            Vec3::new(1.2, -0.5, -0.5) + shift,
+            Vec3::new(1.8, 0.5, 0.5) + shift,
+        );
+        let mut pos = l.positions().to_vec();
+        pos.extend(r.positions());
+        let mut faces = l.faces().to_vec();
+        faces.extend(r.faces().iter().map(|f| f.map(|i| i + 8)));
+        Posed::new(TriMesh::new(pos, faces).unwrap(), Pose64::IDENTITY)
+    };
+    let a = pair(Vec3::ZERO);
+    let b = pair(Vec3::new(0.3, 0.2, 0.1));
+    let res = intersect(&a.object(), &b.object(), &ImageSpaceOptions::new(0.03)).unwrap();
+    assert_eq!(res.regions().len(), 2);
+    assert_eq!(res.contacts().len(), 2);
+    let exact = 2.0 * 0.3 * 0.8 * 0.9;
+    assert!((res.volume() - exact).abs() <= res.volume_bound());
+    let total: u64 = res.regions().iter().map(|r| r.count()).sum();
+    let h = res.lattice().spacing;
+    let whole = ((3.3 / h).ceil() * (0.8 / h).ceil() * (0.9 / h).ceil()) as u64;
+    assert!(total < whole / 2, "localised {total} of {whole} cells");
+}
+
+// ------------------------------------------------------------ separation, self-intersection
+
+#[test]
+fn separation_matches_exact_distance() {
+    let s = icosphere(1.0, Vec3::ZERO, 3);
+    for (c, d) in [(2.3, 0.05), (2.05, 0.02), (3.0, 0.1)] {
+        let a = Posed::new(s.clone(), Pose64::IDENTITY);
+        let b = Posed::new(s.clone(), pose([0.3, 1.0, 0.2], 0.7, [c as f32, 0.3, -0.2]));
+        let opts = ImageSpaceOptions::new(d);
+        let sep = separation(&a.object(), &b.object(), &opts)
+            .unwrap()
+            .unwrap();
+        let (ra, rb) = (BvTree::<Rss>::build(&a.mesh), BvTree::<Rss>::build(&b.mesh));
+        let exact = distance(
+            &DistanceObject {
+                mesh: &a.mesh,
+                tree: &ra,
+                pose: a.pose,
+            },
+            &DistanceObject {
+                mesh: &b.mesh,
+                tree: &rb,
+                pose: b.pose,
+            },
+            &DistanceOptions::default(),
+        )
+        .unwrap()
+        .distance;
+        let h = Lattice::spacing_for(d);
+        assert!(sep.distance >= exact - 1e-12, "{} < {exact}", sep.distance);
+        // A sample inside A lies within a cell diagonal of the closest point (the spheres are
+        // much thicker than a cell), and refinement only brings the pair closer.
+        assert!(
+            sep.distance <= exact + 3f64.sqrt() * h,
+            "{} vs {exact}",
+            sep.distance
+        );
+        assert!((sep.point_b - sep.point_a).length() == sep.distance);
+        let (ta, tb) = (a.triangles(), b.triangles());
+        assert!(brute_nearest(sep.point_a, &ta).0 < 1e-12);
+        assert!(brute_nearest(sep.point_b, &tb).0 < 1e-12);
+        let centres = (transform_point(&b.pose, Vec3::ZERO) - DVec3::ZERO).normalize();
+        assert!(sep.direction.dot(centres) > 0.99, "{:?}", sep.direction);
+        // Symmetric.
+        let back = separation(&b.object(), &a.object(), &opts)
+            .unwrap()
+            .unwrap();
+        assert!((back.distance - sep.distance).abs() <= 1e-12 + 1e-3 * h);
+    }
+    // Overlapping solids have no separation.
+    let a = Posed::new(s.clone(), Pose64::IDENTITY);
+    let b = Posed::new(s, translate([1.5, 0.0, 0.0]));
+    assert_eq!(
+        separation(&a.object(), &b.object(), &ImageSpaceOptions::new(0.05)).unwrap(),
+        None
+    );
+}
+
+#[test]
+fn self_intersection_of_two_overlapping_boxes() {
+    let l = cube(Vec3::new(0.0, 0.0, 0.0), Vec3::new(1.0, 1.0, 1.0));
+    let r = cube(Vec3::new(0.6, 0.3, -0.5), Vec3::new(1.6, 1.5, 0.7));
+    let mut pos = l.positions().to_vec();
+    pos.extend(r.positions());
+    let mut faces = l.faces().to_vec();
+    faces.extend(r.faces().iter().map(|f| f.map(|i| i + 8)));
+    let both = Posed::new(TriMesh::new(pos, faces).unwrap(), Pose64::IDENTITY);
+    let exact = 0.4 * 0.7 * 0.7;
+    let s = self_intersection_volume(&both.object(), &ImageSpaceOptions::new(0.03)).unwrap();
+    assert!(s.count > 0);
+    assert!(
+        (s.volume() - exact).abs() <= s.volume_bound(),
+        "{} vs {exact}",
+        s.volume()
+    );
+    // One box alone winds once everywhere: no self-intersection at all.
+    let one = Posed::new(l, Pose64::IDENTITY);
+    let s = self_intersection_volume(&one.object(), &ImageSpaceOptions::new(0.03)).unwrap();
+    assert_eq!(s.count, 0);
+}
+
+// ------------------------------------------------------------ errors
+
+#[test]
+fn errors_are_typed() {
+    let c = Posed::new(cube(Vec3::ZERO, Vec3::ONE), Pose64::IDENTITY);
+    let open = TriMesh::new(c.mesh.positions().to_vec(), c.mesh.faces()[1..].to_vec()).unwrap();
+    let open = Posed::new(open, Pose64::IDENTITY);
+    let e = intersect(&c.object(), &open.object(), &ImageSpaceOptions::new(0.1)).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            ImageSpaceError::Mesh(PenetrationError::NotClosed {
+                object: Side::B,
+                ..
+            })
+        ),
+        "{e:?}"
+    );
+    for d in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+        let e = intersect(&c.object(), &c.object(), &ImageSpaceOptions::new(d)).unwrap_err();
+        assert!(matches!(e, ImageSpaceError::BadTolerance(_)), "{e:?}");
+    }
+    let mut opts = ImageSpaceOptions::new(1e-3);
+    opts.max_cells = 1000;
+    let e = intersect(&c.object(), &c.object(), &opts).unwrap_err();
+    assert!(
+        matches!(e, ImageSpaceError::TooManyCells { max: 1000, .. }),
+        "{e:?}"
+    );
+    let bad = Lattice {
+        origin: DVec3::ZERO,
+        spacing: 0.0,
+    };
+    let e = distance_field(&c.object(), &bad, CellBox::default(), &opts).unwrap_err();
+    assert_eq!(e, ImageSpaceError::BadLattice);
+    let huge = CellBox {
+        lo: [0; 3],
+        hi: [u32::MAX; 3],
+    };
+    let unit = Lattice {
+        origin: DVec3::ZERO,
+        spacing: 1.0,
+    };
+    let e = distance_field(&c.object(), &unit, huge, &opts).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            ImageSpaceError::TooManyCells {
+                cells: u64::MAX,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    let e = self_intersection_volume(&open.object(), &opts).unwrap_err();
+    assert!(matches!(
+        e,
+        ImageSpaceError::Mesh(PenetrationError::NotClosed { .. })
+    ));
+}
+
+// ------------------------------------------------------------ timing (run with --ignored)
+
+/// The deforming-tori demo: two tori of 5,000 triangles, B sliding through A as in the
+/// built-in scene while both breathe (vertex positions change every frame, trees refitted).
+/// Prints the median time of a frame (refit + intersection with every sample's depths) at a
+/// tolerance `d` and `d/4`; run with `RAYON_NUM_THREADS=2 cargo test --release ... --ignored`.
+#[test]
+#[ignore]
+fn timing_deforming_tori() {
+    let base = torus(1.0, 0.3, 50, 50).unwrap();
+    assert_eq!(base.face_count(), 5000);
+    let frames = 16;
+    for d in [0.02, 0.005] {
+        let mut a = Posed::new(base.clone(), Pose64::IDENTITY);
+        let mut b = Posed::new(base.clone(), Pose64::IDENTITY);
+        let mut times = Vec::new();
+        let mut samples = 0;
+        for f in 0..frames {
+            let s = f as f32 / (frames - 1) as f32;
+            let breathe = |m: &mut Posed, phase: f32| {
+                let pos: Vec<Vec3> = base
+                    .positions()
+                    .iter()
+                    .map(|p| *p * (1.0 + 0.03 * (4.0 * p.x + phase + 6.0 * s).sin()))
+                    .collect();
+                m.mesh.set_positions(pos).unwrap();
+            };
+            breathe(&mut a, 0.0);
+            breathe(&mut b, 1.0);
+            b.pose = pose(
+                [1.0, 0.0, 0.0],
+                std::f32::consts::FRAC_PI_2,
+                [0.35 + 1.3 * s, 0.05, 0.0],
+            );
+            let t = std::time::Instant::now();
+            gprox_bvh::refit::refit_from_mesh(&mut a.bvh, &a.mesh).unwrap();
+            gprox_bvh::refit::refit_from_mesh(&mut b.bvh, &b.mesh).unwrap();
+            let mut opts = ImageSpaceOptions::new(d);
+            opts.depths = std::env::var_os("IMAGE_SPACE_NO_DEPTHS").is_none();
+            let r = intersect(&a.object(), &b.object(), &opts).unwrap();
+            times.push(t.elapsed().as_secs_f64() * 1e3);
+            samples += r.count();
+            if std::env::var_os("IMAGE_SPACE_FRAMES").is_some() {
+                let cells: u64 = r.regions().iter().map(|c| c.count()).sum();
+                eprintln!(
+                    "  frame {f}: {:.2} ms, {} regions, {cells} cells, {} inside both, {} uncertain",
+                    times[f],
+                    r.regions().len(),
+                    r.count(),
+                    r.uncertain()
+                );
+            }
+        }
+        times.sort_by(f64::total_cmp);
+        eprintln!(
+            "d = {d}: median {:.2} ms, max {:.2} ms per frame, {} intersection samples per frame, {} threads",
+            times[frames / 2],
+            times[frames - 1],
+            samples / frames as u64,
+            rayon::current_num_threads()
+        );
+    }
+}
