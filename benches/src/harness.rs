@@ -201,12 +201,14 @@ fn check_reference(
                     .into(),
             );
         }
-        // The reference is a float64 numpy computation: distances agree to 1e-5 relative.
+        // The reference is a float64 numpy computation: distances agree to 1e-5 relative (or
+        // to the digits it is written with).
         compare_frames(data, &pq.reference, "ref", 1e-5, &mut check);
     }
     if let Some(t) = truth_frames(truth) {
         sources.push("scene.json: truth".into());
-        // The scene's truth is exact: distances agree to 1e-9 relative.
+        // The scene's truth is exact to the digits it is written with: distances agree to
+        // 1e-9 relative or half a unit in its last digit.
         compare_frames(data, &t, "truth", 1e-9, &mut check);
     }
     check.source = if sources.is_empty() {
@@ -215,6 +217,16 @@ fn check_reference(
         sources.join(" + ")
     };
     check
+}
+
+/// Half a unit in the last digit `x` is written with (its shortest decimal form): a truth
+/// value rounded to six decimals, `0.019615`, is trusted to `5e-7`.
+fn written_precision(x: f64) -> f64 {
+    let text = format!("{:e}", x.abs());
+    let (mantissa, exp) = text.split_once('e').unwrap_or((&text, "0"));
+    let digits = mantissa.split_once('.').map_or(0, |(_, d)| d.len()) as i32;
+    let exp: i32 = exp.parse().unwrap_or(0);
+    0.5 * 10f64.powi(exp - digits)
 }
 
 /// Compares every frame of `data` that `reference` has; mismatches and notes name `tag`.
@@ -245,7 +257,10 @@ fn compare_frames(
             }
         }
         if let (Some(a), Some(b)) = (f.distance, r.distance) {
-            if (a - b).abs() > distance_rel * b.abs().max(1e-12) {
+            let allowed = (distance_rel * b.abs())
+                .max(written_precision(b))
+                .max(1e-15);
+            if (a - b).abs() > allowed {
                 check
                     .mismatches
                     .push(format!("f{}: distance {a:.9} vs {b:.9} ({tag})", f.frame));
@@ -593,4 +608,19 @@ pub fn run_all(args: &Args) -> Result<bool> {
         out_dir.display()
     );
     Ok(report.failures.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::written_precision;
+
+    #[test]
+    fn precision_of_written_numbers() {
+        assert_eq!(written_precision(0.019615), 0.5e-6);
+        assert_eq!(written_precision(0.5), 0.05);
+        assert_eq!(written_precision(2.0), 0.5);
+        assert_eq!(written_precision(1.25e-7), 0.5e-9);
+        // A full-precision value is trusted to its last bit or so.
+        assert!(written_precision(0.1 + 0.2) < 1e-16);
+    }
 }
