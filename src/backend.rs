@@ -110,6 +110,14 @@ impl fmt::Debug for Context {
 impl Context {
     /// Opens `backend`. CUDA errors when it cannot run here: no driver, no such device, or a
     /// build without device code ([`Error::Cuda`]).
+    ///
+    /// ```
+    /// use gprox::{Backend, Context};
+    /// let ctx = Context::new(Backend::Cpu).unwrap();
+    /// // A device that is not there is a typed error, not a panic.
+    /// assert!(Context::new(Backend::Cuda(99)).is_err());
+    /// # let _ = ctx;
+    /// ```
     pub fn new(backend: Backend) -> Result<Self, Error> {
         let device = match backend {
             Backend::Cpu => None,
@@ -121,6 +129,11 @@ impl Context {
     }
 
     /// The backend this context runs on.
+    ///
+    /// ```
+    /// use gprox::{Backend, Context};
+    /// assert_eq!(Context::new(Backend::Cpu).unwrap().backend(), Backend::Cpu);
+    /// ```
     pub fn backend(&self) -> Backend {
         self.backend
     }
@@ -156,6 +169,13 @@ impl Context {
     /// Builds the BVH of `mesh` on this backend (every backend builds the same tree); on a
     /// device the model's mesh and tree stay there for its queries. What else a query needs
     /// (distance tree, adjacency, a device copy) the model builds on first use.
+    ///
+    /// ```
+    /// use gprox::{geometry::scene::torus, Backend, Context, ModelKind};
+    /// let ctx = Context::new(Backend::Cpu).unwrap();
+    /// let m = ctx.model(torus(1.0, 0.3, 16, 8).unwrap()).unwrap();
+    /// assert_eq!((m.kind(), m.face_count(), m.bvh().nodes.len()), (ModelKind::Mesh, 256, 511));
+    /// ```
     pub fn model(&self, mesh: TriMesh) -> Result<Model, Error> {
         self.model_with(mesh, &ModelOptions::default())
     }

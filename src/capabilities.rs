@@ -13,6 +13,8 @@ pub enum Query {
     Update,
     /// [`Context::collide_all`].
     CollideAll,
+    /// [`Context::collide_all_tracked`] (on a device: the device traversal, no front).
+    CollideAllTracked,
     /// [`Context::collide_any`].
     CollideAny,
     /// [`Context::collide_batch`].
@@ -40,10 +42,11 @@ pub enum Query {
 
 impl Query {
     /// Every query, in the order above.
-    pub const ALL: [Query; 14] = [
+    pub const ALL: [Query; 15] = [
         Query::Build,
         Query::Update,
         Query::CollideAll,
+        Query::CollideAllTracked,
         Query::CollideAny,
         Query::CollideBatch,
         Query::CollideMany,
@@ -63,6 +66,7 @@ impl Query {
             Query::Build => "model",
             Query::Update => "update",
             Query::CollideAll => "collide_all",
+            Query::CollideAllTracked => "collide_all_tracked",
             Query::CollideAny => "collide_any",
             Query::CollideBatch => "collide_batch",
             Query::CollideMany => "collide_many",

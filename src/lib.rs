@@ -58,7 +58,7 @@ pub use gprox_query::freeform::{
 pub use gprox_query::penetration::{PenetratingVertex, Penetration};
 pub use model::{Model, ModelKind};
 pub use options::{CollisionTree, ModelOptions};
-pub use queries::{Contact, Motion};
+pub use queries::{Contact, Motion, PairFront};
 
 /// Every intersecting triangle pair between `a` (placed by `pose_a`) and `b` (by `pose_b`) on
 /// `backend`: `(face of a, face of b)`, sorted, no duplicates. Opens the backend for this one

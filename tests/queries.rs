@@ -104,6 +104,37 @@ fn collide_all_any_and_batch_agree_with_brute_force() {
     }
 }
 
+/// Front tracking over a sliding sequence gives collide_all's pairs every frame.
+#[test]
+fn tracked_collision_equals_collide_all() {
+    let mesh = torus(1.0, 0.3, 16, 8).unwrap();
+    let opts = CollideOptions::default();
+    for ctx in contexts() {
+        let m = ctx.model(mesh.clone()).unwrap();
+        let mut front = gprox::PairFront::new();
+        let mut nonempty = 0;
+        for k in 0..8 {
+            let pose = Affine3A::from_rotation_translation(
+                gprox::Quat::from_rotation_z(0.05 * k as f32),
+                Vec3::new(0.3 + 0.1 * k as f32, 0.05, 0.0),
+            );
+            let want = oracle::brute_force_pairs(
+                &mesh,
+                &Pose64::IDENTITY,
+                &mesh,
+                &Pose64::from_affine(&pose),
+            );
+            let got = ctx
+                .collide_all_tracked(&mut front, &m, &Affine3A::IDENTITY, &m, &pose, &opts)
+                .unwrap();
+            assert_eq!(got, want, "frame {k} on {:?}", ctx.backend());
+            nonempty += usize::from(!want.is_empty());
+        }
+        assert!(nonempty > 2);
+        assert_eq!(front.is_empty(), ctx.device_ops().is_some());
+    }
+}
+
 #[test]
 fn obb_collision_tree_gives_the_same_pairs() {
     let ctx = Context::new(Backend::Cpu).unwrap();

@@ -4,13 +4,75 @@
 use glam::Affine3A;
 use gprox_cuda::ResidentObject;
 use gprox_geometry::transform::Pose64;
-use gprox_query::collide::{self as cpu, CollideOptions};
+use gprox_query::collide::{self as cpu, CollideOptions, TrackedCollision};
 use rayon::prelude::*;
 
-use super::{gpu_options, meshes, object, on_device};
+use super::{aabb_object, gpu_options, meshes, object, on_device};
 use crate::{Context, Error, Model};
 
+/// The traversal front of one pair of models, kept from frame to frame by
+/// [`Context::collide_all_tracked`] (gProximity's front tracking): each frame's traversal
+/// restarts from where the last one ended instead of from the roots.
+#[derive(Clone, Debug, Default)]
+pub struct PairFront(TrackedCollision);
+
+impl PairFront {
+    /// No front yet: the first query traverses from the roots.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Node pairs in the front (0 before the first query).
+    pub fn len(&self) -> usize {
+        self.0.front_len()
+    }
+
+    /// Whether there is no front yet.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
 impl Context {
+    /// [`Context::collide_all`] for a pair of models queried frame after frame: the same pairs,
+    /// with the traversal restarting from the front of the previous frame kept in `front` (one
+    /// per model pair). Worth it when the poses or shapes change little between frames. On the
+    /// CPU with the models' LBVHs; a device context answers with its own traversal (front
+    /// tracking has no kernel yet: `front` is then left untouched).
+    ///
+    /// ```
+    /// use gprox::{geometry::scene::torus, Backend, CollideOptions, Context, PairFront};
+    /// use glam::{Affine3A, Vec3};
+    /// let ctx = Context::new(Backend::Cpu).unwrap();
+    /// let m = ctx.model(torus(1.0, 0.3, 24, 12).unwrap()).unwrap();
+    /// let mut front = PairFront::new();
+    /// let opts = CollideOptions::default();
+    /// for x in [0.5, 0.52, 0.54] {
+    ///     let pose = Affine3A::from_translation(Vec3::new(x, 0.0, 0.0));
+    ///     let tracked = ctx.collide_all_tracked(&mut front, &m, &Affine3A::IDENTITY, &m, &pose, &opts).unwrap();
+    ///     assert_eq!(tracked, ctx.collide_all(&m, &Affine3A::IDENTITY, &m, &pose, &opts).unwrap());
+    /// }
+    /// assert!(!front.is_empty());
+    /// ```
+    pub fn collide_all_tracked(
+        &self,
+        front: &mut PairFront,
+        a: &Model,
+        pose_a: &Affine3A,
+        b: &Model,
+        pose_b: &Affine3A,
+        opts: &CollideOptions,
+    ) -> Result<Vec<[u32; 2]>, Error> {
+        meshes("collide_all_tracked", a, b)?;
+        match &self.device {
+            None => {
+                let (oa, ob) = (aabb_object(a, pose_a), aabb_object(b, pose_b));
+                Ok(front.0.collide_all(&oa, &ob, opts)?)
+            }
+            Some(_) => self.collide_all(a, pose_a, b, pose_b, opts),
+        }
+    }
+
     /// Every intersecting triangle pair `(face of a, face of b)` with `a` placed by `pose_a`
     /// and `b` by `pose_b` (pairs within `opts.margin` with a margin): sorted, no duplicates,
     /// none missed (exact tests in f64 world coordinates). Both models must be meshes.

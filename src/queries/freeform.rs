@@ -67,6 +67,17 @@ impl Context {
 
     /// Whether the freeform models `a` and `b` come within `tolerance` of each other (a
     /// witnessed pair of surface points); stops at the first witness.
+    ///
+    /// ```
+    /// use gprox::{geometry::freeform::teapot, Backend, Context, ModelOptions};
+    /// use glam::{Affine3A, Vec3};
+    /// let ctx = Context::new(Backend::Cpu).unwrap();
+    /// let mut opts = ModelOptions::default();
+    /// opts.coons.epsilon = 1e-3;
+    /// let pot = ctx.freeform_model(teapot(), &opts).unwrap();
+    /// let far = Affine3A::from_translation(Vec3::new(20.0, 0.0, 0.0));
+    /// assert!(!ctx.freeform_collide_any(&pot, &Affine3A::IDENTITY, &pot, &far, 1e-3).unwrap());
+    /// ```
     pub fn freeform_collide_any(
         &self,
         a: &Model,

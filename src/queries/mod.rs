@@ -12,6 +12,7 @@ mod self_collide;
 mod world;
 
 pub use ccd::Motion;
+pub use collide::PairFront;
 pub use contact::Contact;
 
 use glam::Affine3A;
