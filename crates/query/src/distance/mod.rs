@@ -122,6 +122,12 @@ pub enum DistanceError {
         /// The out-of-range child or face.
         target: u32,
     },
+    /// A pose with a NaN or infinite entry: no distance is defined.
+    #[error("object {object}: the pose has a non-finite entry")]
+    NonFinitePose {
+        /// "a" or "b".
+        object: &'static str,
+    },
     /// A tolerance or threshold is NaN or negative.
     #[error("invalid option {what} = {value}")]
     BadOption {
@@ -133,6 +139,9 @@ pub enum DistanceError {
 }
 
 fn check_size<B>(obj: &DistanceObject<'_, B>, name: &'static str) -> Result<(), DistanceError> {
+    if obj.pose.rows.iter().flatten().any(|v| !v.is_finite()) {
+        return Err(DistanceError::NonFinitePose { object: name });
+    }
     let faces = obj.mesh.face_count();
     let nodes = obj.tree.nodes.len();
     if nodes != 2 * faces - 1 {
