@@ -10,7 +10,7 @@ use gprox_geometry::transform::{transform_point, Pose64};
 use gprox_geometry::tri_distance::triangle_distance;
 use gprox_geometry::tri_tri::triangles_intersect;
 
-use super::frame::{BoxMap, Frame};
+use super::frame::{box_magnitude, BoxMap, Frame};
 use super::{CollideError, CollisionObject, Side};
 
 /// Reusable per-thread buffers; entries are valid when their stamp equals `generation`.
@@ -93,6 +93,11 @@ pub(crate) struct Traversal<'a, 's> {
     /// Whether A's / B's pose is the identity (world vertices = stored ones, no cache needed;
     /// the usual case of deforming meshes given in world coordinates).
     identity: [bool; 2],
+    /// With a local frame (B mapped into A's): A's boxes mapped into B's frame, when B's pose
+    /// is a rotation too. A node pair must then overlap in both frames — the face axes of both
+    /// boxes, as the first six axes of an OBB test — which rejects far more pairs under a
+    /// relative rotation than one mapped box alone (its image grows up to √3 times).
+    reverse: Option<BoxMap>,
 }
 
 #[inline]
@@ -137,6 +142,28 @@ impl<'a, 's> Traversal<'a, 's> {
         scratch.vert_a.reset(a.mesh.vertex_count(), clear);
         scratch.vert_b.reset(b.mesh.vertex_count(), clear);
         let budget = (a.bvh.nodes.len() as u64) * (b.bvh.nodes.len() as u64) + 1;
+        let identity = [a.pose == Pose64::IDENTITY, b.pose == Pose64::IDENTITY];
+        // Two poses differing by a translation only: A's image in B's frame is as loose as B's
+        // in A's, a second test would reject nothing more.
+        let rotated = a
+            .pose
+            .rows
+            .iter()
+            .zip(&b.pose.rows)
+            .any(|(x, y)| x[..3] != y[..3]);
+        let reverse = match (&frame, rotated) {
+            (Frame::Local(_), true) => {
+                let (mag_a, mag_b) = (
+                    box_magnitude(&a.bvh.root_aabb()),
+                    box_magnitude(&b.bvh.root_aabb()),
+                );
+                match Frame::new(&b.pose, mag_b, &a.pose, mag_a, margin) {
+                    Frame::Local(m) => Some(m),
+                    Frame::World(..) => None,
+                }
+            }
+            _ => None,
+        };
         Self {
             a,
             b,
@@ -145,7 +172,32 @@ impl<'a, 's> Traversal<'a, 's> {
             tri_pad: margin * (1.0 + 1e-12) + 1e-12 * mag,
             scratch,
             budget,
-            identity: [a.pose == Pose64::IDENTITY, b.pose == Pose64::IDENTITY],
+            identity,
+            reverse,
+        }
+    }
+
+    /// Whether node `i` of A (its box `ba` in the comparison frame) and node `j` of B (`bb`)
+    /// overlap: in the comparison frame, then in B's frame when there is a reverse map.
+    #[inline(always)]
+    fn pair_overlaps(
+        &mut self,
+        i: usize,
+        na: &BvhNode,
+        ba: &[f64; 6],
+        nb: &BvhNode,
+        bb: &[f64; 6],
+    ) -> bool {
+        if !overlap(ba, bb) {
+            return false;
+        }
+        match self.reverse {
+            None => true,
+            Some(rev) => {
+                let g = self.scratch.generation;
+                let ra = self.scratch.box_a.get_or(i, g, || rev.map(&na.aabb));
+                overlap(&ra, &promote(&nb.aabb))
+            }
         }
     }
 
@@ -180,7 +232,7 @@ impl<'a, 's> Traversal<'a, 's> {
     pub(crate) fn roots_overlap(&mut self) -> bool {
         let (na, nb) = (self.a.bvh.nodes[0], self.b.bvh.nodes[0]);
         let (ba, bb) = (self.box_a(0, &na), self.box_b(0, &nb));
-        overlap(&ba, &bb)
+        self.pair_overlaps(0, &na, &ba, &nb, &bb)
     }
 
     /// Replaces the overlapping pair `p` by its overlapping children pairs (descending the
@@ -210,7 +262,8 @@ impl<'a, 's> Traversal<'a, 's> {
                 let nc = *an
                     .get(c as usize)
                     .ok_or_else(|| self.bad_node(Side::A, c))?;
-                if overlap(&self.box_a(c as usize, &nc), &bb) {
+                let bc = self.box_a(c as usize, &nc);
+                if self.pair_overlaps(c as usize, &nc, &bc, &nb, &bb) {
                     out.push([c, p[1]]);
                 }
             }
@@ -220,7 +273,8 @@ impl<'a, 's> Traversal<'a, 's> {
                 let nc = *bn
                     .get(c as usize)
                     .ok_or_else(|| self.bad_node(Side::B, c))?;
-                if overlap(&ba, &self.box_b(c as usize, &nc)) {
+                let bc = self.box_b(c as usize, &nc);
+                if self.pair_overlaps(p[0] as usize, &na, &ba, &nc, &bc) {
                     out.push([p[0], c]);
                 }
             }
