@@ -48,6 +48,7 @@ pub use glam::{Affine3A, DVec3, Vec3};
 pub use gprox_query::ccd::{CcdOptions, MeshCcd};
 pub use gprox_query::collide::CollideOptions;
 pub use gprox_query::distance::{DistanceOptions, DistanceResult};
+pub use gprox_query::freeform::{CollisionPair as FreeformPair, FreeformContact, FreeformContacts};
 pub use gprox_query::penetration::Penetration;
 pub use model::{Model, ModelKind};
 pub use options::{CollisionTree, ModelOptions};
