@@ -9,7 +9,7 @@
 //! Prints, for a few placements, the freeform distance (certified `lower ≤ d ≤ upper`, the
 //! closest points with their surface and `(u, v)`), the mesh distance between the teapots'
 //! tessellations for comparison (off by up to the tessellation's error), and, where they
-//! overlap, the contacting sub-patch pairs within a tolerance.
+//! overlap, the witnessed contacts within a tolerance (surface points and (u, v) on both).
 
 mod common;
 
@@ -95,29 +95,34 @@ fn main() -> anyhow::Result<()> {
     let any = ctx.freeform_collide_any(&pot, &id, &pot, &pose, tolerance)?;
     let any_ms = common::ms(t);
     let t = Instant::now();
-    let pairs = ctx.freeform_collide(&pot, &id, &pot, &pose, tolerance)?;
+    let hits = ctx.freeform_collide(&pot, &id, &pot, &pose, tolerance)?;
     let all_ms = common::ms(t);
-    let witnessed = pairs.iter().filter(|p| p.witnessed).count();
-    let mut surfaces: Vec<(u32, u32)> = pairs.iter().map(|p| (p.surface_a, p.surface_b)).collect();
+    let mut surfaces: Vec<(u32, u32)> = hits
+        .contacts
+        .iter()
+        .map(|c| (c.surface_a, c.surface_b))
+        .collect();
     surfaces.dedup();
     let names: std::collections::BTreeSet<String> = surfaces
         .iter()
         .map(|&(a, b)| format!("{}{} × {}{}", a, part(builtin, a), b, part(builtin, b)))
         .collect();
     println!(
-        "\nsecond pot at x = {x} (tolerance {tolerance}): any = {any} ({any_ms:.1} ms); {} sub-patch pairs \
-         ({witnessed} witnessed by two surface points within the tolerance) on {} surface pairs ({all_ms:.1} ms)",
-        pairs.len(),
-        surfaces.len()
+        "\nsecond pot at x = {x} (tolerance {tolerance}): any = {any} ({any_ms:.1} ms); {} witnessed contacts \
+         (two surface points within the tolerance) on {} surface pairs, {} undecided sub-patch pairs ({all_ms:.1} ms)",
+        hits.contacts.len(),
+        surfaces.len(),
+        hits.undecided.len()
     );
     println!(
         "  surface pairs: {}",
         names.into_iter().collect::<Vec<_>>().join(", ")
     );
-    if let Some(p) = pairs.first() {
+    if let Some(c) = hits.contacts.first() {
         println!(
-            "  e.g. surface {} u ∈ [{:.3}, {:.3}], v ∈ [{:.3}, {:.3}] against surface {}: distance in [{:.2e}, {:.2e}]",
-            p.surface_a, p.rect_a.u0, p.rect_a.u1, p.rect_a.v0, p.rect_a.v1, p.surface_b, p.lower, p.upper
+            "  e.g. surface {} (u, v) = ({:.3}, {:.3}) at ({:.4}, {:.4}, {:.4}) against surface {} ({:.3}, {:.3}) at ({:.4}, {:.4}, {:.4}): {:.2e} apart",
+            c.surface_a, c.uv_a.0, c.uv_a.1, c.point_a.x, c.point_a.y, c.point_a.z,
+            c.surface_b, c.uv_b.0, c.uv_b.1, c.point_b.x, c.point_b.y, c.point_b.z, c.distance
         );
     }
     let mesh_pairs = ctx.collide_all(&mesh, &id, &mesh, &pose, &Default::default())?;

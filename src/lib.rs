@@ -53,7 +53,8 @@ pub use gprox_query::ccd::{CcdOptions, Feature, FeatureToi, MeshCcd, Toi};
 pub use gprox_query::collide::{CollideOptions, Side};
 pub use gprox_query::distance::{DistanceOptions, DistanceResult};
 pub use gprox_query::freeform::{
-    CollisionPair as FreeformPair, DistanceOptions as FreeformDistanceOptions, FreeformDistance,
+    CollisionPair as FreeformPair, DistanceOptions as FreeformDistanceOptions, FreeformContact,
+    FreeformContacts, FreeformDistance,
 };
 pub use gprox_query::penetration::{PenetratingVertex, Penetration};
 pub use model::{Model, ModelKind};

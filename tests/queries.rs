@@ -443,10 +443,35 @@ fn freeform_queries_agree_with_the_tessellation() {
                 .freeform_collide_any(&pot, &Affine3A::IDENTITY, &pot, &pose, 1e-2)
                 .unwrap();
             assert_eq!(any, touching);
-            let pairs = ctx
+            let hits = ctx
                 .freeform_collide(&pot, &Affine3A::IDENTITY, &pot, &pose, 1e-2)
                 .unwrap();
-            assert_eq!(pairs.iter().any(|p| p.witnessed), touching);
+            assert_eq!(!hits.contacts.is_empty(), touching);
+            // Mesh oracle (exact point-triangle distances): each witness point of A lies within
+            // the tolerance plus the tessellation error of B's tessellation, and the reverse.
+            let tris = |pose: &Pose64| -> Vec<[gprox::DVec3; 3]> {
+                let m = mesh.mesh();
+                m.faces()
+                    .iter()
+                    .map(|f| {
+                        gprox::geometry::transform::transform_triangle(
+                            pose,
+                            f.map(|i| m.positions()[i as usize]),
+                        )
+                    })
+                    .collect()
+            };
+            let (ta, tb) = (tris(&Pose64::IDENTITY), tris(&Pose64::from_affine(&pose)));
+            let near = |p: gprox::DVec3, ts: &[[gprox::DVec3; 3]]| {
+                ts.iter()
+                    .map(|t| point_triangle_distance(p, t).0)
+                    .fold(f64::INFINITY, f64::min)
+            };
+            for c in hits.contacts.iter().take(50) {
+                assert!(c.distance <= 1e-2 && c.point_a.distance(c.point_b) <= 1e-2);
+                assert!(near(c.point_a, &tb) <= 1e-2 + 2.0 * tess_err);
+                assert!(near(c.point_b, &ta) <= 1e-2 + 2.0 * tess_err);
+            }
             seen.push(touching);
         }
         assert_eq!(seen, [false, true], "one pose apart, one touching");

@@ -4,8 +4,8 @@
 use glam::Affine3A;
 use gprox_geometry::transform::Pose64;
 use gprox_query::freeform::{
-    freeform_collide, freeform_collide_any, freeform_distance, CollisionPair,
-    DistanceOptions as FreeformDistanceOptions, FreeformDistance, FreeformObject,
+    freeform_collide, freeform_collide_any, freeform_distance,
+    DistanceOptions as FreeformDistanceOptions, FreeformContacts, FreeformDistance, FreeformObject,
 };
 
 use crate::{Context, Error, Model};
@@ -35,11 +35,14 @@ fn with_objects<R>(
 }
 
 impl Context {
-    /// Every pair of sub-patches of the freeform models `a` and `b` that may come within
-    /// `tolerance` (world units) of each other, refined until each is witnessed (two surface
-    /// points within the tolerance) or at the finest Coons level: surfaces, parameter
-    /// rectangles, certified lower and witnessed upper bounds. None missed. Both models must be
-    /// freeform ([`Model::freeform`]); runs on the CPU on every backend.
+    /// The contacts of the freeform models `a` and `b` within `tolerance` (world units): every
+    /// pair of sub-patches (BVH leaves or finer) that may come within the tolerance is either
+    /// witnessed — a [`FreeformContact`](crate::FreeformContact) with two surface points, their
+    /// surfaces and `(u, v)`, at most `tolerance` apart (refined by Levenberg–Marquardt) —
+    /// certified apart (dropped), or listed in
+    /// [`FreeformContacts::undecided`](crate::FreeformContacts) with its certified lower bound.
+    /// None missed. Both models must be freeform ([`Model::freeform`]); runs on the CPU on
+    /// every backend.
     ///
     /// ```
     /// use gprox::{geometry::freeform::teapot, Backend, Context, ModelOptions};
@@ -49,8 +52,10 @@ impl Context {
     /// opts.coons.epsilon = 1e-3;
     /// let pot = ctx.freeform_model(teapot(), &opts).unwrap();
     /// let beside = Affine3A::from_translation(Vec3::new(5.0, 0.0, 0.0));
-    /// let pairs = ctx.freeform_collide(&pot, &Affine3A::IDENTITY, &pot, &beside, 1e-3).unwrap();
-    /// assert!(!pairs.is_empty() && pairs.iter().all(|p| p.lower <= 1e-3));
+    /// let hits = ctx.freeform_collide(&pot, &Affine3A::IDENTITY, &pot, &beside, 1e-3).unwrap();
+    /// assert!(!hits.contacts.is_empty());
+    /// assert!(hits.contacts.iter().all(|c| c.point_a.distance(c.point_b) <= 1e-3));
+    /// assert!(hits.undecided.iter().all(|p| p.lower <= 1e-3));
     /// ```
     pub fn freeform_collide(
         &self,
@@ -59,14 +64,15 @@ impl Context {
         b: &Model,
         pose_b: &Affine3A,
         tolerance: f64,
-    ) -> Result<Vec<CollisionPair>, Error> {
+    ) -> Result<FreeformContacts, Error> {
         with_objects("freeform_collide", a, pose_a, b, pose_b, |oa, ob| {
             freeform_collide(oa, ob, tolerance)
         })
     }
 
-    /// Whether the freeform models `a` and `b` come within `tolerance` of each other (a
-    /// witnessed pair of surface points); stops at the first witness.
+    /// Whether the freeform models `a` and `b` may come within `tolerance` of each other: stops
+    /// at the first witnessed pair of surface points; true also when undecided pairs remain
+    /// (conservative), false only when every pair is certified apart.
     ///
     /// ```
     /// use gprox::{geometry::freeform::teapot, Backend, Context, ModelOptions};

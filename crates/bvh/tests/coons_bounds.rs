@@ -143,9 +143,18 @@ proptest! {
         s in surface_strategy(),
         eps in 5e-3f64..5e-2,
         path in prop::collection::vec(any::<bool>(), 64),
+        budget in prop::option::of(1usize..40),
     ) {
         let surfaces = vec![s];
-        let bvh = CoonsBvh::build(&surfaces, &CoonsOptions { epsilon: eps, ..Default::default() }).unwrap();
+        let mut opts = CoonsOptions { epsilon: eps, ..Default::default() };
+        if let Some(b) = budget {
+            opts.max_nodes_per_surface = b;
+        }
+        let bvh = CoonsBvh::build(&surfaces, &opts).unwrap();
+        let st = bvh.stats();
+        // A binary tree within the budget: every internal node has two children.
+        prop_assert!(st.nodes <= opts.max_nodes_per_surface && st.nodes % 2 == 1);
+        prop_assert_eq!(st.coons_leaves + st.exact_leaves, st.nodes.div_ceil(2));
         for root in bvh.root_cells(&surfaces) {
             let mut cell = root;
             let mut step = 0;
@@ -158,7 +167,11 @@ proptest! {
                 cell = kids[usize::from(path[step % path.len()])];
                 step += 1;
             }
-            prop_assert!(bvh.is_coons_level(&cell));
+            let node = match cell.kind {
+                gprox_bvh::coons::CellKind::Surface { node } => Some(node as usize),
+                _ => None,
+            };
+            prop_assert!(bvh.is_coons_level(&cell) || node.is_some_and(|n| bvh.is_exact_leaf(n)));
         }
     }
 
@@ -233,4 +246,66 @@ proptest! {
             step += 1;
         }
     }
+}
+
+/// A tiny node budget leaves exact leaves whose surface-level bounds still contain the surface,
+/// and a zero budget is a typed error.
+#[test]
+fn node_budget_is_respected_and_validated() {
+    let surfaces = gprox_geometry::freeform::teapot();
+    let opts = CoonsOptions {
+        epsilon: 1e-4,
+        max_nodes_per_surface: 7,
+        ..Default::default()
+    };
+    let bvh = CoonsBvh::build(&surfaces, &opts).unwrap();
+    let st = bvh.stats();
+    assert!(st.exact_leaves > 0 && st.nodes <= 7 * surfaces.len());
+    assert_eq!(st.coons_leaves, bvh.leaf_count);
+    let full = CoonsBvh::build(
+        &surfaces,
+        &CoonsOptions {
+            epsilon: 1e-4,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(full.stats().exact_leaves, 0);
+    assert!(full.stats().nodes > st.nodes && full.stats().bytes > st.bytes);
+    let mut stack = bvh.root_cells(&surfaces);
+    let mut exact = 0;
+    while let Some(c) = stack.pop() {
+        if let gprox_bvh::coons::CellKind::Surface { node } = c.kind {
+            if bvh.is_exact_leaf(node as usize) {
+                exact += 1;
+                assert!(bvh.children(&surfaces, &c).is_none());
+                let b = bvh.bound(&surfaces, &c);
+                let s = &surfaces[c.surface as usize];
+                for i in 0..=8 {
+                    for j in 0..=8 {
+                        let u = c.rect.u0 + (c.rect.u1 - c.rect.u0) * i as f64 / 8.0;
+                        let v = c.rect.v0 + (c.rect.v1 - c.rect.v0) * j as f64 / 8.0;
+                        let p = s.point(u, v);
+                        let d = point_tetra_distance(p, &b.corners);
+                        assert!(d <= b.offset + 1e-12 * bvh.unit);
+                    }
+                }
+                continue;
+            }
+        }
+        if let Some(k) = bvh.children(&surfaces, &c) {
+            stack.extend(k);
+        }
+    }
+    assert_eq!(exact, st.exact_leaves);
+    assert!(matches!(
+        CoonsBvh::build(
+            &surfaces,
+            &CoonsOptions {
+                max_nodes_per_surface: 0,
+                ..Default::default()
+            }
+        ),
+        Err(gprox_bvh::coons::CoonsError::BadBudget(0))
+    ));
 }

@@ -2,8 +2,8 @@
 
 use std::time::Instant;
 
-use gprox::query::freeform::DistanceOptions as FreeformDistanceOptions;
 use gprox::Context;
+use gprox::FreeformDistanceOptions;
 use serde_json::json;
 
 use super::{input, ms, query_error, Failure, MeshPair, Models};
@@ -35,7 +35,8 @@ fn tolerance_or(m: &Models, given: Option<f64>, fraction: f64) -> Result<f64, Fa
     }
 }
 
-/// `gprox collide A B` on freeform models: sub-patch pairs within the tolerance.
+/// `gprox collide A B` on freeform models: witnessed contacts within the tolerance (surface
+/// points and `(u, v)` on both) and the undecided sub-patch pairs.
 pub fn collide_cmd(
     ctx: &Context,
     pair: &MeshPair,
@@ -47,25 +48,41 @@ pub fn collide_cmd(
     let tol = tolerance_or(m, tolerance, 1e-3)?;
     let (pa, pb) = (pair.pose_a(), pair.pose_b());
     let t = Instant::now();
-    let (pairs, hit) = if any {
+    let (hits, hit) = if any {
         let hit = ctx
             .freeform_collide_any(&m.a, &pa, &m.b, &pb, tol)
             .map_err(query_error)?;
         (None, hit)
     } else {
-        let p = ctx
+        let h = ctx
             .freeform_collide(&m.a, &pa, &m.b, &pb, tol)
             .map_err(query_error)?;
-        let hit = p.iter().any(|x| x.witnessed);
-        (Some(p), hit)
+        let hit = !h.is_empty();
+        (Some(h), hit)
     };
     let query_ms = ms(t);
-    let witnessed = pairs
-        .as_ref()
-        .map(|p| p.iter().filter(|x| x.witnessed).count());
     if json {
-        let list: Option<Vec<_>> = pairs.as_ref().map(|p| {
-            p.iter()
+        let contacts: Option<Vec<_>> = hits.as_ref().map(|h| {
+            h.contacts
+                .iter()
+                .map(|x| {
+                    json!({
+                        "surface_a": x.surface_a,
+                        "rect_a": [x.rect_a.u0, x.rect_a.u1, x.rect_a.v0, x.rect_a.v1],
+                        "uv_a": [x.uv_a.0, x.uv_a.1],
+                        "point_a": x.point_a.to_array(),
+                        "surface_b": x.surface_b,
+                        "rect_b": [x.rect_b.u0, x.rect_b.u1, x.rect_b.v0, x.rect_b.v1],
+                        "uv_b": [x.uv_b.0, x.uv_b.1],
+                        "point_b": x.point_b.to_array(),
+                        "distance": x.distance,
+                    })
+                })
+                .collect()
+        });
+        let undecided: Option<Vec<_>> = hits.as_ref().map(|h| {
+            h.undecided
+                .iter()
                 .map(|x| {
                     json!({
                         "surface_a": x.surface_a,
@@ -74,7 +91,6 @@ pub fn collide_cmd(
                         "rect_b": [x.rect_b.u0, x.rect_b.u1, x.rect_b.v0, x.rect_b.v1],
                         "lower": x.lower,
                         "upper": x.upper,
-                        "witnessed": x.witnessed,
                     })
                 })
                 .collect()
@@ -86,9 +102,11 @@ pub fn collide_cmd(
             "freeform": true,
             "tolerance": tol,
             "collide": hit,
-            "count": pairs.as_ref().map(Vec::len),
-            "witnessed": witnessed,
-            "pairs": list,
+            "count": hits.as_ref().map(|h| h.contacts.len()),
+            "witnessed": hits.as_ref().map(|h| h.contacts.len()),
+            "undecided_count": hits.as_ref().map(|h| h.undecided.len()),
+            "contacts": contacts,
+            "undecided": undecided,
             "build_ms": m.build_ms,
             "query_ms": query_ms,
         });
@@ -104,24 +122,30 @@ pub fn collide_cmd(
         ctx.backend()
     );
     println!("tolerance: {tol}");
-    match &pairs {
+    match &hits {
         None => println!("within tolerance: {hit}"),
-        Some(p) => {
+        Some(h) => {
             println!(
-                "sub-patch pairs that may come within the tolerance: {} ({} witnessed)",
-                p.len(),
-                witnessed.unwrap_or(0)
+                "witnessed contacts: {} (undecided sub-patch pairs: {})",
+                h.contacts.len(),
+                h.undecided.len()
             );
-            for x in p.iter().filter(|x| x.witnessed).take(LISTED) {
+            for x in h.contacts.iter().take(LISTED) {
                 println!(
-                    "  A surface {} u [{:.4}, {:.4}] v [{:.4}, {:.4}] x B surface {}: {:.3e} apart",
+                    "  A surface {} (u, v) = ({:.4}, {:.4}) at {:.6} {:.6} {:.6} x B surface {} ({:.4}, {:.4}) at {:.6} {:.6} {:.6}: {:.3e} apart",
                     x.surface_a,
-                    x.rect_a.u0,
-                    x.rect_a.u1,
-                    x.rect_a.v0,
-                    x.rect_a.v1,
+                    x.uv_a.0,
+                    x.uv_a.1,
+                    x.point_a.x,
+                    x.point_a.y,
+                    x.point_a.z,
                     x.surface_b,
-                    x.upper
+                    x.uv_b.0,
+                    x.uv_b.1,
+                    x.point_b.x,
+                    x.point_b.y,
+                    x.point_b.z,
+                    x.distance
                 );
             }
         }

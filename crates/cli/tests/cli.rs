@@ -228,6 +228,22 @@ fn freeform_distance_and_collide() {
         ),
         (Some(true), Some(true))
     );
+    // Each listed contact: two points, their (u, v), at most the tolerance apart.
+    let tol = v["tolerance"].as_f64().unwrap();
+    let contacts = v["contacts"].as_array().unwrap();
+    assert_eq!(contacts.len() as u64, v["count"].as_u64().unwrap());
+    for c in contacts {
+        let p = |k: &str| -> Vec<f64> {
+            c[k].as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_f64().unwrap())
+                .collect()
+        };
+        let (a, b) = (p("point_a"), p("point_b"));
+        let d = ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt();
+        assert!(d <= tol * (1.0 + 1e-12) && p("uv_a").len() == 2 && p("uv_b").len() == 2);
+    }
     let out = gprox(&["collide", sq, sq, "--pose-b", "0,0,2", "--any", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["collide"], false);

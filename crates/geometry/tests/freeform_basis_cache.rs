@@ -223,3 +223,56 @@ proptest! {
         prop_assert!(refined <= quick, "refined {refined} > quick {quick}");
     }
 }
+
+/// Rational surfaces with weights in [0.2, 5], smooth or with a C0 crease (an interior u-knot of
+/// full multiplicity), restricted to a random sub-rectangle (where the derivative bound is the
+/// active one).
+fn rational_surface() -> impl Strategy<Value = NurbsSurface> {
+    (
+        2usize..=3,
+        1usize..=3,
+        prop::collection::vec(-1.0f64..1.0, 3 * 42),
+        prop::collection::vec(0.2f64..5.0, 42),
+        any::<bool>(),
+        (0.0f64..0.9, 0.01f64..1.0, 0.0f64..0.9, 0.01f64..1.0),
+    )
+        .prop_map(|(p, q, c, w, crease, (a, da, b, db))| {
+            let (nu, nv) = (if crease { 2 * p + 1 } else { p + 3 }, q + 2);
+            let pts: Vec<DVec3> = (0..nu * nv)
+                .map(|k| {
+                    let (i, j) = (k / nv, k % nv);
+                    DVec3::new(i as f64, j as f64, 0.0)
+                        + DVec3::new(c[3 * k], c[3 * k + 1], c[3 * k + 2]) * 0.8
+                })
+                .collect();
+            let mut ku = vec![0.0; p + 1];
+            if crease {
+                ku.extend(std::iter::repeat_n(0.5, p));
+            } else {
+                ku.push(0.3);
+                ku.push(0.6);
+            }
+            ku.extend(std::iter::repeat_n(1.0, p + 1));
+            let mut kv = vec![0.0; q + 1];
+            kv.push(0.45);
+            kv.extend(std::iter::repeat_n(1.0, q + 1));
+            let s = NurbsSurface::new([p, q], [ku, kv], [nu, nv], pts, Some(w[..nu * nv].to_vec()))
+                .unwrap();
+            let (u1, v1) = ((a + da).min(1.0), (b + db).min(1.0));
+            s.restrict(&gprox_geometry::freeform::ParamRect::new(a, u1, b, v1))
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// The rational Coons bound (net and derivative bounds) is an upper bound of the
+    /// dense-sampled deviation, creased or not.
+    #[test]
+    fn rational_coons_deviation_bounds_samples(s in rational_surface()) {
+        let bound = s.coons_deviation();
+        let sampled = sampled_coons_deviation(&s, 24);
+        prop_assert!(bound >= sampled - 1e-12, "bound {bound} < sampled {sampled}");
+        prop_assert!(s.coons_deviation_from_derivatives() >= sampled - 1e-12);
+    }
+}

@@ -58,7 +58,8 @@ proptest! {
         let pose_b = Pose64 { rows: [[c, -s, 0.0, offset[0]], [s, c, 0.0, offset[1]], [0.0, 0.0, 1.0, offset[2] + 0.1]] };
         let a = FreeformObject { surfaces: &sa, bvh: &ba, pose: Pose64::IDENTITY };
         let b = FreeformObject { surfaces: &sb, bvh: &bb, pose: pose_b };
-        let pairs = freeform_collide(&a, &b, tau);
+        let hits = freeform_collide(&a, &b, tau);
+        let pairs = hits.pairs();
         let (pa, pb) = (samples(&a), samples(&b));
         let mut sampled_min = f64::INFINITY;
         for &(s1, u1, v1, p1) in &pa {
@@ -73,16 +74,132 @@ proptest! {
                 }
             }
         }
-        for q in &pairs {
-            prop_assert!(q.lower <= tau);
-            prop_assert!(!q.witnessed || q.upper <= tau);
+        for q in &hits.undecided {
+            prop_assert!(q.lower <= tau && !q.witnessed);
+        }
+        // Witnesses are actual surface points at their (u, v), inside their patches, within tau.
+        for c in &hits.contacts {
+            let pa = apply_pose(&a.pose, sa[c.surface_a as usize].point(c.uv_a.0, c.uv_a.1));
+            let pb = apply_pose(&b.pose, sb[c.surface_b as usize].point(c.uv_b.0, c.uv_b.1));
+            prop_assert!(pa.distance(c.point_a) <= 1e-12 && pb.distance(c.point_b) <= 1e-12);
+            prop_assert!(c.rect_a.contains(c.uv_a.0, c.uv_a.1) && c.rect_b.contains(c.uv_b.0, c.uv_b.1));
+            prop_assert!((c.point_a.distance(c.point_b) - c.distance).abs() <= 1e-12 && c.distance <= tau);
         }
         let d = freeform_distance(&a, &b, &DistanceOptions { tolerance: 1e-3, ..Default::default() });
         prop_assert!(d.converged);
         prop_assert!(d.lower <= sampled_min + 1e-12, "lower {} above a sampled distance {sampled_min}", d.lower);
         prop_assert!(d.lower <= d.upper && d.upper - d.lower <= 1e-3);
         // Collision and distance agree: a contact within tau is reported; witnessed pairs are real.
-        if d.upper <= tau { prop_assert!(!pairs.is_empty()); }
-        if d.lower > tau { prop_assert!(pairs.iter().all(|q| !q.witnessed)); }
+        if d.upper <= tau { prop_assert!(!hits.contacts.is_empty() || !hits.undecided.is_empty()); }
+        if d.lower > tau { prop_assert!(hits.contacts.is_empty()); }
+        // Below the distance tolerance a witness always exists and is found.
+        if d.upper <= tau - 1e-3 { prop_assert!(!hits.contacts.is_empty()); }
     }
+}
+
+/// The plane z = 0 (x in [0, 1], y in [-0.6, 0.6]) and an exact rational quadratic cylinder
+/// arc (radius 0.5, axis along x at height 0.3 + `lift`, 120 degrees around its lowest line).
+fn plane_and_cylinder(lift: f64) -> (Vec<NurbsSurface>, Vec<NurbsSurface>) {
+    let plane = NurbsSurface::bezier(
+        [1, 1],
+        vec![
+            DVec3::new(0.0, -0.6, 0.0),
+            DVec3::new(0.0, 0.6, 0.0),
+            DVec3::new(1.0, -0.6, 0.0),
+            DVec3::new(1.0, 0.6, 0.0),
+        ],
+        None,
+    )
+    .unwrap();
+    let (r, c) = (0.5, 0.3 + lift);
+    let (s, k) = (60f64.to_radians().sin(), 60f64.to_radians().cos());
+    let mut pts = Vec::new();
+    let mut w = Vec::new();
+    for (y, z, wt) in [
+        (-r * s, c - r * k, 1.0),
+        (0.0, c - r / k, k),
+        (r * s, c - r * k, 1.0),
+    ] {
+        for x in [-0.2, 1.2] {
+            pts.push(DVec3::new(x, y, z));
+            w.push(wt);
+        }
+    }
+    let cylinder = NurbsSurface::bezier([2, 1], pts, Some(w)).unwrap();
+    (vec![plane], vec![cylinder])
+}
+
+/// Crossing surfaces with a known intersection (the lines y = ±0.4 on the plane): every contact
+/// is a pair of surface points within the tolerance near those lines (closed form), every point
+/// of the lines lies in a reported pair, nearly all pairs are witnessed; lifted 3 tolerances
+/// clear, the surfaces are certified apart.
+#[test]
+fn crossing_plane_and_cylinder_contacts_follow_the_intersection_lines() {
+    let tol = 1e-3;
+    let opts = CoonsOptions {
+        epsilon: 1e-4,
+        ..Default::default()
+    };
+    let (sa, sb) = plane_and_cylinder(0.0);
+    let (ba, bb) = (
+        CoonsBvh::build(&sa, &opts).unwrap(),
+        CoonsBvh::build(&sb, &opts).unwrap(),
+    );
+    let a = FreeformObject {
+        surfaces: &sa,
+        bvh: &ba,
+        pose: Pose64::IDENTITY,
+    };
+    let b = FreeformObject {
+        surfaces: &sb,
+        bvh: &bb,
+        pose: Pose64::IDENTITY,
+    };
+    let hits = freeform_collide(&a, &b, tol);
+    println!(
+        "{} contacts, {} undecided",
+        hits.contacts.len(),
+        hits.undecided.len()
+    );
+    assert!(!hits.contacts.is_empty());
+    assert!(hits.undecided.len() * 10 <= hits.contacts.len());
+    let off_cylinder = |p: DVec3| ((p.y.powi(2) + (p.z - 0.3).powi(2)).sqrt() - 0.5).abs();
+    for c in &hits.contacts {
+        assert!(c.distance <= tol && c.point_a.z.abs() <= 1e-15);
+        assert!(off_cylinder(c.point_b) <= 1e-12);
+        assert!(off_cylinder(c.point_a) <= tol + 1e-12);
+        assert!((c.point_a.y.abs() - 0.4).abs() <= 0.01, "{c:?}");
+    }
+    let pairs = hits.pairs();
+    for i in 0..=20 {
+        for y in [-0.4, 0.4] {
+            let x = i as f64 / 20.0;
+            let uv_a = (x, (y + 0.6) / 1.2);
+            let q = gprox_query::freeform::point_surface_distance(
+                &sb[0],
+                DVec3::new(x, y, 0.0),
+                1e-12,
+                100_000,
+            );
+            assert!(q.distance <= 1e-9);
+            assert!(
+                pairs
+                    .iter()
+                    .any(|p| p.rect_a.contains(uv_a.0, uv_a.1) && p.rect_b.contains(q.uv.0, q.uv.1)),
+                "intersection point ({x}, {y}) not covered"
+            );
+        }
+    }
+    let (_, lifted) = plane_and_cylinder(0.2 + 3.0 * tol);
+    let bl = CoonsBvh::build(&lifted, &opts).unwrap();
+    let apart = FreeformObject {
+        surfaces: &lifted,
+        bvh: &bl,
+        pose: Pose64::IDENTITY,
+    };
+    assert!(freeform_collide(&a, &apart, tol).is_empty());
+    assert!(!gprox_query::freeform::freeform_collide_any(
+        &a, &apart, tol
+    ));
+    assert!(gprox_query::freeform::freeform_collide_any(&a, &b, tol));
 }

@@ -106,3 +106,49 @@ fn point_queries_match_reference() {
         }
     }
 }
+
+/// OpenCASCADE's pair kinds: intersecting pairs give witnessed contacts (two surface points
+/// within the tolerance); pairs separated by more than the tolerance give nothing.
+#[test]
+fn collide_matches_reference_intersect_flags() {
+    use gprox_query::freeform::freeform_collide;
+    let Some(dir) = nurbs_dir() else { return };
+    let tol = 1e-4;
+    for pr in load_pairs(dir.join("pairs.json")).unwrap() {
+        let sa = vec![load_nurbs_json(dir.join(&pr.surface_a)).unwrap()];
+        let sb = vec![load_nurbs_json(dir.join(&pr.surface_b)).unwrap()];
+        let opts = CoonsOptions::default();
+        let (ba, bb) = (
+            CoonsBvh::build(&sa, &opts).unwrap(),
+            CoonsBvh::build(&sb, &opts).unwrap(),
+        );
+        let a = FreeformObject {
+            surfaces: &sa,
+            bvh: &ba,
+            pose: pr.pose_a,
+        };
+        let b = FreeformObject {
+            surfaces: &sb,
+            bvh: &bb,
+            pose: pr.pose_b,
+        };
+        let hits = freeform_collide(&a, &b, tol);
+        let name = &pr.name;
+        println!(
+            "{name}: {} contacts, {} undecided",
+            hits.contacts.len(),
+            hits.undecided.len()
+        );
+        if pr.kind == "intersecting" || pr.min_distance <= tol / 2.0 {
+            assert!(!hits.contacts.is_empty(), "{name}: no witnessed contact");
+        } else if pr.min_distance > 2.0 * tol {
+            assert!(hits.is_empty(), "{name}: separated, yet reported");
+        }
+        for c in &hits.contacts {
+            let pa = apply_pose(&a.pose, sa[0].point(c.uv_a.0, c.uv_a.1));
+            let pb = apply_pose(&b.pose, sb[0].point(c.uv_b.0, c.uv_b.1));
+            assert!(pa.distance(c.point_a) <= 1e-12 && pb.distance(c.point_b) <= 1e-12);
+            assert!(c.distance <= tol && c.distance + 1e-12 >= pr.min_distance - 1e-9);
+        }
+    }
+}

@@ -16,7 +16,7 @@ use rayon::prelude::*;
 
 use super::quantise::{dequantise, quantise};
 
-/// Deepest surface-level subdivision before the build gives up.
+/// Deepest surface-level subdivision; deeper cells are left to the queries (exact leaves).
 pub const MAX_DEPTH: usize = 40;
 /// Longest ε-list (levels of dyadic curve subdivision) kept per direction (fits a nibble).
 pub const MAX_EPS_LEVELS: usize = 15;
@@ -24,7 +24,7 @@ pub const MAX_EPS_LEVELS: usize = 15;
 pub const NODE_BASE: f64 = 4.0;
 /// Leaves per ε-offset directory entry.
 pub const EPS_BLOCK: usize = 16;
-/// Most surface-level nodes one build may create before it gives up with a typed error.
+/// Most surface-level nodes one forest may hold (a typed error beyond).
 pub const MAX_NODES: usize = 1 << 22;
 
 /// Errors of the Coons BVH build.
@@ -36,22 +36,15 @@ pub enum CoonsError {
     /// The tolerance is not a finite number in [1e-7, 1].
     #[error("relative tolerance {0} must be finite and in [1e-7, 1]")]
     BadTolerance(f64),
-    /// Subdivision did not reach the tolerance within [`MAX_DEPTH`] levels.
-    #[error("surface {surface}: Coons approximation did not converge within {depth} subdivisions at {rect:?}")]
-    DepthExceeded {
-        /// Index of the surface.
-        surface: usize,
-        /// Depth reached.
-        depth: usize,
-        /// Parameter rectangle where it failed.
-        rect: ParamRect,
-    },
-    /// Subdivision created more than [`MAX_NODES`] nodes (or another surface failed first).
-    #[error("surface {surface}: Coons subdivision exceeded {MAX_NODES} nodes")]
+    /// The forest would have more than [`MAX_NODES`] nodes (first reached at `surface`).
+    #[error("surface {surface}: the Coons BVH would exceed {MAX_NODES} nodes")]
     TooManyNodes {
         /// Index of the surface.
         surface: usize,
     },
+    /// A node budget below 1.
+    #[error("max_nodes_per_surface must be at least 1, got {0}")]
+    BadBudget(usize),
 }
 
 /// Build options.
@@ -65,6 +58,11 @@ pub struct CoonsOptions {
     /// Coons levels (`ku + kv`) below the leaves whose evaluation parameters get cached basis
     /// values ([`CoonsBvh::basis`]); the surface-level nodes are always cached.
     pub cache_levels: u8,
+    /// Most surface-level nodes per surface. Splits are granted level by level, worst Coons
+    /// deviation first; cells left unsplit when the budget runs out are exact leaves, below
+    /// which the queries continue with exact sub-surfaces (so the bound holds on demand). Caps
+    /// build time and memory per surface whatever its parametrisation.
+    pub max_nodes_per_surface: usize,
 }
 
 impl Default for CoonsOptions {
@@ -73,12 +71,40 @@ impl Default for CoonsOptions {
             epsilon: 1e-5,
             curve_fraction: 0.1,
             cache_levels: DEFAULT_CACHE_LEVELS,
+            max_nodes_per_surface: DEFAULT_MAX_NODES_PER_SURFACE,
         }
     }
 }
 
 /// Default [`CoonsOptions::cache_levels`].
 pub const DEFAULT_CACHE_LEVELS: u8 = 2;
+
+/// Default [`CoonsOptions::max_nodes_per_surface`]: about 0.15 s and a few MB of build on one
+/// thread for rational surfaces of up to 100 control points (the teapot at ε = 1e-5 needs fewer).
+pub const DEFAULT_MAX_NODES_PER_SURFACE: usize = 1 << 13;
+
+/// Statistics of a Coons BVH build ([`CoonsBvh::stats`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CoonsBuildStats {
+    /// Surface-level nodes.
+    pub nodes: usize,
+    /// Coons leaves (within ε, with ε-lists).
+    pub coons_leaves: usize,
+    /// Exact leaves: cells the budget (or the depth limit) left unsplit; the queries continue
+    /// below them with exact sub-surfaces.
+    pub exact_leaves: usize,
+    /// Deepest surface-level node.
+    pub max_depth: usize,
+    /// Bytes of the BVH ([`CoonsBvh::memory_bytes`]).
+    pub bytes: usize,
+    /// Bytes of the basis cache ([`CoonsBvh::cache_bytes`]).
+    pub cache_bytes: usize,
+    /// Estimated peak of the build's working memory (pending sub-surfaces and the nodes built
+    /// so far, summed over surfaces), in bytes.
+    pub build_bytes: usize,
+    /// Build wall time in seconds.
+    pub seconds: f64,
+}
 
 /// The compact dual Coons BVH of a set of surfaces (the surfaces themselves are not stored).
 #[derive(Clone, Debug)]
@@ -107,6 +133,12 @@ pub struct CoonsBvh {
     pub eps: Vec<u8>,
     /// Number of Coons leaves.
     pub leaf_count: usize,
+    /// Number of exact leaves (see [`CoonsBuildStats::exact_leaves`]).
+    pub exact_leaf_count: usize,
+    /// Deepest surface-level node.
+    pub max_depth: usize,
+    /// Estimated peak working memory of the build (see [`CoonsBuildStats::build_bytes`]).
+    pub build_bytes: usize,
     /// Number of bilinear surfaces at the finest ε-list level, summed over leaves.
     pub bilinear_count: u64,
     /// Build wall time in seconds (hierarchy and basis cache).
@@ -118,8 +150,16 @@ pub struct CoonsBvh {
 }
 
 enum LocalKind {
-    Leaf { lu: Vec<u8>, lv: Vec<u8> },
-    Internal { split_u: bool, children: [usize; 2] },
+    Leaf {
+        lu: Vec<u8>,
+        lv: Vec<u8>,
+    },
+    /// Not within ε and not split (budget, depth): continued exactly by the queries.
+    Exact,
+    Internal {
+        split_u: bool,
+        children: [usize; 2],
+    },
 }
 
 struct LocalNode {
@@ -320,42 +360,46 @@ fn choose_split(
 /// Largest ratio of the relative parameter widths of a cell the split choice allows.
 const ASPECT_LIMIT: f64 = 16.0;
 
-/// Shared stop state of one build: a failure anywhere aborts every branch at once, so a
-/// surface that does not converge costs at most [`MAX_NODES`] nodes, never an exponential walk.
-#[derive(Default)]
-struct Guard {
-    abort: std::sync::atomic::AtomicBool,
-    nodes: std::sync::atomic::AtomicUsize,
-}
-
-/// Constants of one build: model unit, absolute Coons tolerance, ε-list stop value, stop state.
+/// Constants of one build: model unit, absolute Coons tolerance, ε-list stop value, budget.
 struct Ctx {
     unit: f64,
     eps: f64,
     stop: f64,
-    guard: Guard,
+    budget: usize,
 }
 
-/// Builds the subtree of `sub` (over `rect`); index 0 of the result is its root.
-fn build_node(
-    index: usize,
-    s: &NurbsSurface,
+/// A node waiting to be built: its sub-surface, rectangle, depth, slot in the surface's node
+/// list and (from the parent's look-ahead) its refined Coons deviation.
+struct Pending {
     sub: NurbsSurface,
     rect: ParamRect,
     depth: usize,
-    ctx: &Ctx,
+    slot: usize,
     known_dev: Option<f64>,
-) -> Result<Vec<LocalNode>, CoonsError> {
-    use std::sync::atomic::Ordering::Relaxed;
-    let guard = &ctx.guard;
-    if guard.abort.load(Relaxed) || guard.nodes.fetch_add(1, Relaxed) >= MAX_NODES {
-        guard.abort.store(true, Relaxed);
-        return Err(CoonsError::TooManyNodes { surface: index });
-    }
+}
+
+/// What one node of a level turned out to be before the budget is applied.
+enum Outcome {
+    Leaf {
+        lu: Vec<u8>,
+        lv: Vec<u8>,
+    },
+    /// Not within ε: to be split if the budget allows, worst deviation `own` first.
+    Wants {
+        own: f64,
+    },
+    /// Neither within ε nor splittable (depth limit, degenerate): the queries go on exactly.
+    Stuck,
+}
+
+/// Evaluates one pending node: its quantised scalars and whether it is a Coons leaf or wants a
+/// split.
+fn evaluate(s: &NurbsSurface, p: &Pending, ctx: &Ctx) -> (u8, u8, Outcome) {
     let (unit, eps, stop) = (ctx.unit, ctx.eps, ctx.stop);
     let nb = NODE_BASE * unit;
-    let (um, vm) = rect.mid();
+    let (um, vm) = p.rect.mid();
     let centre = s.point(um, vm);
+    let sub = &p.sub;
     let radius = sub
         .homogeneous_points()
         .iter()
@@ -366,65 +410,128 @@ fn build_node(
         quantise(radius, nb).unwrap_or(0),
         quantise(dev, nb).unwrap_or(0),
     );
-    let curves: Vec<_> = (0..4).map(|k| sub.boundary_curve(k)).collect();
-    let cd: Vec<f64> = curves.iter().map(|c| c.chord_deviation()).collect();
-    let level0 = cd.iter().copied().fold(0.0, f64::max);
-    let own = known_dev.unwrap_or_else(|| sub.coons_deviation_within(eps));
-    if level0 <= unit && own <= eps {
-        let lu = eps_list([curves[0].clone(), curves[1].clone()], stop, unit);
-        let lv = eps_list([curves[2].clone(), curves[3].clone()], stop, unit);
-        return Ok(vec![LocalNode {
-            kind: LocalKind::Leaf { lu, lv },
-            radius,
-            deviation,
-        }]);
-    }
-    let fail = || {
-        guard.abort.store(true, Relaxed);
-        CoonsError::DepthExceeded {
-            surface: index,
-            depth,
-            rect,
+    let level0 = (0..4)
+        .map(|k| sub.boundary_curve(k).chord_deviation())
+        .fold(0.0, f64::max);
+    let own = p
+        .known_dev
+        .unwrap_or_else(|| sub.coons_deviation_within(eps));
+    let outcome = if level0 <= unit && own <= eps {
+        let lu = eps_list([sub.boundary_curve(0), sub.boundary_curve(1)], stop, unit);
+        let lv = eps_list([sub.boundary_curve(2), sub.boundary_curve(3)], stop, unit);
+        Outcome::Leaf { lu, lv }
+    } else if p.depth >= MAX_DEPTH {
+        Outcome::Stuck
+    } else {
+        Outcome::Wants { own }
+    };
+    (radius, deviation, outcome)
+}
+
+/// The look-ahead split of a node that wants one.
+fn split_of(s: &NurbsSurface, p: &Pending, own: f64, ctx: &Ctx) -> Option<Split> {
+    let cd: Vec<f64> = (0..4)
+        .map(|k| p.sub.boundary_curve(k).chord_deviation())
+        .collect();
+    choose_split(s, &p.sub, &p.rect, &cd, p.depth, ctx.eps, own)
+}
+
+/// Builds the tree of one surface level by level (index 0 is its root). A level's nodes are
+/// evaluated in parallel; its splits are granted worst Coons deviation first while the surface
+/// has node budget left, and the nodes left unsplit become exact leaves (the queries continue
+/// below them with exact sub-surfaces, as the paper generates nodes on the fly). Returns the
+/// nodes, the deepest level and the estimated peak working memory in bytes.
+fn build_surface(s: &NurbsSurface, ctx: &Ctx) -> (Vec<LocalNode>, usize, usize) {
+    let placeholder = || LocalNode {
+        kind: LocalKind::Exact,
+        radius: 0,
+        deviation: 0,
+    };
+    let mut nodes = vec![placeholder()];
+    let mut frontier = vec![Pending {
+        sub: s.clone(),
+        rect: s.domain(),
+        depth: 0,
+        slot: 0,
+        known_dev: None,
+    }];
+    let mut deepest = 0;
+    let (mut peak, mut eps_bytes) = (0usize, 0usize);
+    let net_bytes = |p: &Pending| {
+        let [ku, kv] = p.sub.knots();
+        std::mem::size_of::<Pending>()
+            + std::mem::size_of_val(p.sub.homogeneous_points())
+            + 8 * (ku.len() + kv.len())
+    };
+    while !frontier.is_empty() {
+        let working = frontier.iter().map(net_bytes).sum::<usize>()
+            + nodes.len() * std::mem::size_of::<LocalNode>()
+            + eps_bytes;
+        peak = peak.max(working);
+        let evaluated: Vec<(u8, u8, Outcome)> =
+            frontier.par_iter().map(|p| evaluate(s, p, ctx)).collect();
+        // Splits by decreasing deviation get the budget first; only granted ones are computed.
+        let own = |k: usize| match &evaluated[k].2 {
+            Outcome::Wants { own } => Some(*own),
+            _ => None,
+        };
+        let mut order: Vec<usize> = (0..frontier.len()).filter(|&k| own(k).is_some()).collect();
+        order.sort_by(|&x, &y| own(y).unwrap_or(0.0).total_cmp(&own(x).unwrap_or(0.0)));
+        let granted = ((ctx.budget.saturating_sub(nodes.len())) / 2).min(order.len());
+        let mut splits: Vec<Option<Split>> = (0..frontier.len()).map(|_| None).collect();
+        let computed: Vec<(usize, Option<Split>)> = order[..granted]
+            .par_iter()
+            .map(|&k| (k, split_of(s, &frontier[k], own(k).unwrap_or(0.0), ctx)))
+            .collect();
+        for (k, sp) in computed {
+            splits[k] = sp;
         }
-    };
-    if depth >= MAX_DEPTH {
-        return Err(fail());
-    }
-    let Some(split) = choose_split(s, &sub, &rect, &cd, depth, eps, own) else {
-        return Err(fail());
-    };
-    let Split {
-        along_u,
-        t,
-        halves: (a, b),
-        devs,
-    } = split;
-    let halves = rect.split_at(along_u, t);
-    let (l, r) = rayon::join(
-        || build_node(index, s, a, halves[0], depth + 1, ctx, Some(devs[0])),
-        || build_node(index, s, b, halves[1], depth + 1, ctx, Some(devs[1])),
-    );
-    let (l, r) = (l?, r?);
-    let mut out = Vec::with_capacity(1 + l.len() + r.len());
-    let (lo, ro) = (1, 1 + l.len());
-    out.push(LocalNode {
-        kind: LocalKind::Internal {
-            split_u: along_u,
-            children: [lo, ro],
-        },
-        radius,
-        deviation,
-    });
-    let shift = |mut n: LocalNode, by: usize| {
-        if let LocalKind::Internal { children, .. } = &mut n.kind {
-            children[0] += by;
-            children[1] += by;
+        let mut next = Vec::with_capacity(2 * granted);
+        for ((p, (radius, deviation, outcome)), split) in
+            frontier.into_iter().zip(evaluated).zip(splits)
+        {
+            deepest = deepest.max(p.depth);
+            let kind = match (outcome, split) {
+                (Outcome::Leaf { lu, lv }, _) => {
+                    eps_bytes += lu.len() + lv.len();
+                    LocalKind::Leaf { lu, lv }
+                }
+                (Outcome::Wants { .. }, Some(split)) => {
+                    let Split {
+                        along_u,
+                        t,
+                        halves: (a, b),
+                        devs,
+                    } = split;
+                    let rects = p.rect.split_at(along_u, t);
+                    let first = nodes.len();
+                    nodes.push(placeholder());
+                    nodes.push(placeholder());
+                    for (k, sub) in [a, b].into_iter().enumerate() {
+                        next.push(Pending {
+                            sub,
+                            rect: rects[k],
+                            depth: p.depth + 1,
+                            slot: first + k,
+                            known_dev: Some(devs[k]),
+                        });
+                    }
+                    LocalKind::Internal {
+                        split_u: along_u,
+                        children: [first, first + 1],
+                    }
+                }
+                (Outcome::Wants { .. } | Outcome::Stuck, _) => LocalKind::Exact,
+            };
+            nodes[p.slot] = LocalNode {
+                kind,
+                radius,
+                deviation,
+            };
         }
-        n
-    };
-    out.extend(l.into_iter().map(|n| shift(n, lo)));
-    out.extend(r.into_iter().map(|n| shift(n, ro)));
-    Ok(out)
+        frontier = next;
+    }
+    (nodes, deepest, peak)
 }
 
 #[inline]
@@ -451,6 +558,9 @@ impl CoonsBvh {
         if !(e.is_finite() && (1e-7..=1.0).contains(&e)) {
             return Err(CoonsError::BadTolerance(e));
         }
+        if options.max_nodes_per_surface == 0 {
+            return Err(CoonsError::BadBudget(0));
+        }
         let (lo, hi) = surfaces.iter().fold(
             (glam::DVec3::INFINITY, glam::DVec3::NEG_INFINITY),
             |(lo, hi), s| {
@@ -463,13 +573,22 @@ impl CoonsBvh {
             unit,
             eps: e * unit,
             stop: options.curve_fraction * e * unit,
-            guard: Guard::default(),
+            budget: options.max_nodes_per_surface,
         };
-        let locals: Vec<Vec<LocalNode>> = surfaces
+        let built: Vec<(Vec<LocalNode>, usize, usize)> = surfaces
             .par_iter()
-            .enumerate()
-            .map(|(i, s)| build_node(i, s, s.clone(), s.domain(), 0, &ctx, None))
-            .collect::<Result<_, _>>()?;
+            .map(|s| build_surface(s, &ctx))
+            .collect();
+        let mut total = 0usize;
+        for (i, b) in built.iter().enumerate() {
+            total += b.0.len();
+            if total > MAX_NODES {
+                return Err(CoonsError::TooManyNodes { surface: i });
+            }
+        }
+        let max_depth = built.iter().map(|b| b.1).max().unwrap_or(0);
+        let build_bytes = built.iter().map(|b| b.2).sum();
+        let locals: Vec<Vec<LocalNode>> = built.into_iter().map(|b| b.0).collect();
         // Level order over the forest: roots first, then children in parent order.
         let mut queue: std::collections::VecDeque<(usize, usize)> =
             (0..locals.len()).map(|s| (s, 0)).collect();
@@ -486,6 +605,9 @@ impl CoonsBvh {
             eps_block: Vec::new(),
             eps: Vec::new(),
             leaf_count: 0,
+            exact_leaf_count: 0,
+            max_depth,
+            build_bytes,
             bilinear_count: 0,
             build_seconds: 0.0,
             basis: BasisCache::default(),
@@ -511,16 +633,27 @@ impl CoonsBvh {
                     queue.push_back((s, children[0]));
                     queue.push_back((s, children[1]));
                 }
-                LocalKind::Leaf { lu, lv } => {
-                    if bvh.leaf_count % EPS_BLOCK == 0 {
+                LocalKind::Leaf { .. } | LocalKind::Exact => {
+                    // Leaf number `i - rank(i)` counts Coons and exact leaves alike.
+                    let k = i - internal_count as usize;
+                    if k % EPS_BLOCK == 0 {
                         bvh.eps_block.push(bvh.eps.len() as u32);
                     }
-                    bvh.eps_len.push(lu.len() as u8 | (lv.len() as u8) << 4);
-                    bvh.eps.extend_from_slice(lu);
-                    bvh.eps.extend_from_slice(lv);
-                    bvh.bilinear_count +=
-                        1u64 << (lu.len().saturating_sub(1) + lv.len().saturating_sub(1));
-                    bvh.leaf_count += 1;
+                    match &node.kind {
+                        LocalKind::Leaf { lu, lv } => {
+                            bvh.eps_len.push(lu.len() as u8 | (lv.len() as u8) << 4);
+                            bvh.eps.extend_from_slice(lu);
+                            bvh.eps.extend_from_slice(lv);
+                            bvh.bilinear_count +=
+                                1u64 << (lu.len().saturating_sub(1) + lv.len().saturating_sub(1));
+                            bvh.leaf_count += 1;
+                        }
+                        _ => {
+                            // Empty ε-lists mark an exact leaf.
+                            bvh.eps_len.push(0);
+                            bvh.exact_leaf_count += 1;
+                        }
+                    }
                 }
             }
             i += 1;
@@ -541,6 +674,29 @@ impl CoonsBvh {
             + self.eps_block.len() * 4
             + self.eps.len()
             + 16
+    }
+
+    /// Build statistics: nodes, leaves, depth, bytes and time.
+    pub fn stats(&self) -> CoonsBuildStats {
+        CoonsBuildStats {
+            nodes: self.node_count(),
+            coons_leaves: self.leaf_count,
+            exact_leaves: self.exact_leaf_count,
+            max_depth: self.max_depth,
+            bytes: self.memory_bytes(),
+            cache_bytes: self.cache_bytes(),
+            build_bytes: self.build_bytes,
+            seconds: self.build_seconds,
+        }
+    }
+
+    /// Whether node `i` is an exact leaf: a leaf the build left unsplit without reaching ε (no
+    /// ε-lists); queries continue below it with exact sub-surfaces.
+    pub fn is_exact_leaf(&self, i: usize) -> bool {
+        !self.is_internal(i) && {
+            let (_, lu, lv) = self.leaf_eps(i);
+            lu == 0 && lv == 0
+        }
     }
 
     /// Number of surface-level nodes.

@@ -178,7 +178,8 @@ impl CoonsBvh {
         }))
     }
 
-    /// The two children of a cell, or `None` at the finest level (both ε-lists exhausted).
+    /// The two children of a cell, or `None` at the finest level (both ε-lists exhausted) and
+    /// at exact leaves ([`CoonsBvh::is_exact_leaf`]).
     /// `surfaces` are the surfaces the BVH was built from (split parameters follow their knots).
     pub fn children(&self, surfaces: &[NurbsSurface], c: &Cell) -> Option<[Cell; 2]> {
         match c.kind {
@@ -210,10 +211,12 @@ impl CoonsBvh {
         }
     }
 
-    /// Whether the cell is a Coons-level cell or a Coons leaf.
+    /// Whether the cell is a Coons-level cell or a Coons leaf (not an exact leaf).
     pub fn is_coons_level(&self, c: &Cell) -> bool {
         match c.kind {
-            CellKind::Surface { node } => !self.is_internal(node as usize),
+            CellKind::Surface { node } => {
+                !self.is_internal(node as usize) && !self.is_exact_leaf(node as usize)
+            }
             CellKind::Coons { .. } => true,
         }
     }

@@ -8,6 +8,6 @@ pub mod cell;
 pub mod quantise;
 pub mod teapot;
 
-pub use build::{CoonsBvh, CoonsError, CoonsOptions};
+pub use build::{CoonsBuildStats, CoonsBvh, CoonsError, CoonsOptions};
 pub use cell::{coons_corners, coons_point, Cell, CellBound, CellKind};
 pub use teapot::{teapot_table, TeapotRow};

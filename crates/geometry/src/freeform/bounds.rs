@@ -41,6 +41,14 @@ fn rational_segment_chord(pts: &[DVec4], l0: DVec3, l1: DVec3) -> f64 {
     worst / wmin
 }
 
+/// Whether a clamped spline of degree `p` over `knots` is C1 inside its domain: every interior
+/// knot has multiplicity below `p`.
+fn c1_inside(knots: &[f64], p: usize) -> bool {
+    let (a, b) = (knots[p], knots[knots.len() - 1 - p]);
+    let interior: Vec<f64> = knots.iter().copied().filter(|&t| t > a && t < b).collect();
+    interior.chunk_by(|x, y| x == y).all(|run| run.len() < p)
+}
+
 fn is_polynomial(pts: &[DVec4]) -> bool {
     pts.iter().all(|h| h.w == 1.0)
 }
@@ -167,7 +175,9 @@ impl NurbsSurface {
     /// Upper bound of `max |S(u,v) - X(u,v)|`, `X` the bilinearly blended Coons patch of the four
     /// boundary curves. Polynomial: control points of `S - X` in the same basis, refined once by
     /// knot insertion at the worst control point (paper §3). Rational: `|S - L| + |X - L|` with
-    /// `|X - L| <= max(dev of the u-curves) + max(dev of the v-curves)` (paper, Appendix A).
+    /// `|X - L| <= max(dev of the u-curves) + max(dev of the v-curves)` (paper, Appendix A), or
+    /// the derivative bound [`Self::coons_deviation_from_derivatives`] where smaller (it shrinks
+    /// with the cube of the cell size where the net bound shrinks with its square).
     pub fn coons_deviation(&self) -> f64 {
         self.coons_deviation_parts().0
     }
@@ -208,10 +218,8 @@ impl NurbsSurface {
             let cd: Vec<f64> = (0..4)
                 .map(|s| self.boundary_curve(s).chord_deviation())
                 .collect();
-            return (
-                self.bilinear_deviation() + cd[0].max(cd[1]) + cd[2].max(cd[3]),
-                None,
-            );
+            let net = self.bilinear_deviation() + cd[0].max(cd[1]) + cd[2].max(cd[3]);
+            return (net.min(self.coons_deviation_from_derivatives()), None);
         }
         let [n, m] = self.count();
         let [p, q] = self.degree();
@@ -256,6 +264,46 @@ impl NurbsSurface {
             .map(|h| h.truncate().length())
             .fold(0.0, f64::max);
         (worst.min(refined), Some(ds))
+    }
+
+    /// Upper bound of `max |S - X|` from certified derivative bounds (per Bézier piece, quotient
+    /// rule for rational surfaces: [`NurbsSurface::derivative_bounds`]). With `P_u`, `P_v` the
+    /// linear interpolation operators across the domain widths `h_u`, `h_v`, the Coons error is
+    /// `(I - P_u)(I - P_v) S`; the Peano kernel of linear interpolation (`|g - P g| <= h^2/8
+    /// sup|g''|` and `<= h/2 sup|g'|`, `|I - P| <= 2`) gives
+    /// `min(h_u^2 M_uu / 4, h_v^2 M_vv / 4, h_u^2 h_v M_uuv / 16, h_u h_v^2 M_uvv / 16)`.
+    /// The terms in `h_u^2` need `S` to be C1 in u inside the domain (no interior u-knot of
+    /// multiplicity >= the degree), those in `h_v^2` C1 in v; otherwise they are skipped
+    /// (infinity when both are).
+    pub fn coons_deviation_from_derivatives(&self) -> f64 {
+        let d = self.domain();
+        let (hu, hv) = (d.u1 - d.u0, d.v1 - d.v0);
+        let [ku, kv] = self.knots();
+        let [p, q] = self.degree();
+        let (c1u, c1v) = (c1_inside(ku, p), c1_inside(kv, q));
+        if !(c1u || c1v) {
+            return f64::INFINITY;
+        }
+        let (mut muu, mut mvv, mut muuv, mut muvv) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
+        for b in self.derivative_bounds() {
+            muu = muu.max(b.duu);
+            mvv = mvv.max(b.dvv);
+            muuv = muuv.max(b.duuv);
+            muvv = muvv.max(b.duvv);
+        }
+        let mut best = f64::INFINITY;
+        if c1u {
+            best = best
+                .min(hu * hu * muu / 4.0)
+                .min(hu * hu * hv * muuv / 16.0);
+        }
+        if c1v {
+            best = best
+                .min(hv * hv * mvv / 4.0)
+                .min(hu * hv * hv * muvv / 16.0);
+        }
+        // Rounding of the products (the derivative bounds carry their own margin).
+        best * (1.0 + 1e-12)
     }
 
     /// Largest second difference of the control net along u and along v (a flatness measure

@@ -7,6 +7,8 @@ pub mod distance;
 pub mod point;
 
 pub use bound::{FreeformObject, QueryCell};
-pub use collide::{freeform_collide, freeform_collide_any, CollisionPair};
+pub use collide::{
+    freeform_collide, freeform_collide_any, CollisionPair, FreeformContact, FreeformContacts,
+};
 pub use distance::{freeform_distance, DistanceOptions, FreeformDistance};
 pub use point::{point_surface_distance, PointDistance};
