@@ -32,6 +32,9 @@ pub enum Query {
     Distance,
     /// [`Context::penetration`].
     Penetration,
+    /// [`Context::intersection_volume`] (the inside classification on the device; the
+    /// per-sample depths and the columns the device leaves undecided on the CPU).
+    IntersectionVolume,
     /// [`Context::freeform_collide`] and [`Context::freeform_collide_any`].
     FreeformCollide,
     /// [`Context::freeform_distance`].
@@ -40,7 +43,7 @@ pub enum Query {
 
 impl Query {
     /// Every query, in the order above.
-    pub const ALL: [Query; 14] = [
+    pub const ALL: [Query; 15] = [
         Query::Build,
         Query::Update,
         Query::CollideAll,
@@ -53,6 +56,7 @@ impl Query {
         Query::CcdSelf,
         Query::Distance,
         Query::Penetration,
+        Query::IntersectionVolume,
         Query::FreeformCollide,
         Query::FreeformDistance,
     ];
@@ -72,6 +76,7 @@ impl Query {
             Query::CcdSelf => "ccd_self",
             Query::Distance => "distance",
             Query::Penetration => "penetration",
+            Query::IntersectionVolume => "intersection_volume",
             Query::FreeformCollide => "freeform_collide",
             Query::FreeformDistance => "freeform_distance",
         }

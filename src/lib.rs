@@ -55,6 +55,10 @@ pub use gprox_query::distance::{DistanceOptions, DistanceResult};
 pub use gprox_query::freeform::{
     CollisionPair as FreeformPair, DistanceOptions as FreeformDistanceOptions, FreeformDistance,
 };
+pub use gprox_query::image_space::{
+    Contact as ImageSpaceContact, ImageSpaceError, ImageSpaceOptions, Intersection,
+    IntersectionSample, Lattice, SurfacePoint,
+};
 pub use gprox_query::penetration::{PenetratingVertex, Penetration};
 pub use model::{Model, ModelKind};
 pub use options::{CollisionTree, ModelOptions};
