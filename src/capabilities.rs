@@ -35,6 +35,10 @@ pub enum Query {
     /// [`Context::intersection_volume`] (the inside classification on the device; the
     /// per-sample depths and the columns the device leaves undecided on the CPU).
     IntersectionVolume,
+    /// [`Context::distance_field`].
+    DistanceField,
+    /// [`Context::sampled_separation`].
+    SampledSeparation,
     /// [`Context::freeform_collide`] and [`Context::freeform_collide_any`].
     FreeformCollide,
     /// [`Context::freeform_distance`].
@@ -43,7 +47,7 @@ pub enum Query {
 
 impl Query {
     /// Every query, in the order above.
-    pub const ALL: [Query; 15] = [
+    pub const ALL: [Query; 17] = [
         Query::Build,
         Query::Update,
         Query::CollideAll,
@@ -57,6 +61,8 @@ impl Query {
         Query::Distance,
         Query::Penetration,
         Query::IntersectionVolume,
+        Query::DistanceField,
+        Query::SampledSeparation,
         Query::FreeformCollide,
         Query::FreeformDistance,
     ];
@@ -77,6 +83,8 @@ impl Query {
             Query::Distance => "distance",
             Query::Penetration => "penetration",
             Query::IntersectionVolume => "intersection_volume",
+            Query::DistanceField => "distance_field",
+            Query::SampledSeparation => "sampled_separation",
             Query::FreeformCollide => "freeform_collide",
             Query::FreeformDistance => "freeform_distance",
         }
@@ -87,7 +95,12 @@ impl Query {
     fn has_kernels(self) -> bool {
         !matches!(
             self,
-            Query::Ccd | Query::Penetration | Query::FreeformCollide | Query::FreeformDistance
+            Query::Ccd
+                | Query::Penetration
+                | Query::DistanceField
+                | Query::SampledSeparation
+                | Query::FreeformCollide
+                | Query::FreeformDistance
         )
     }
 }

@@ -56,8 +56,8 @@ pub use gprox_query::freeform::{
     CollisionPair as FreeformPair, DistanceOptions as FreeformDistanceOptions, FreeformDistance,
 };
 pub use gprox_query::image_space::{
-    Contact as ImageSpaceContact, ImageSpaceError, ImageSpaceOptions, Intersection,
-    IntersectionSample, Lattice, SurfacePoint,
+    Contact as ImageSpaceContact, DistanceField, DistanceSample, ImageSpaceError,
+    ImageSpaceOptions, Intersection, IntersectionSample, Lattice, Separation, SurfacePoint,
 };
 pub use gprox_query::penetration::{PenetratingVertex, Penetration};
 pub use model::{Model, ModelKind};

@@ -333,6 +333,51 @@ fn intersection_volume_is_the_closed_form_and_the_same_on_every_backend() {
     }
 }
 
+#[test]
+fn distance_field_and_sampled_separation_are_the_closed_forms() {
+    // The unit cube's signed distance at a 4 x 4 x 4 lattice around it, against the closed form
+    // (negative inside); two cubes 0.3 apart along x: the sampled separation is a surface pair
+    // no closer than 0.3 and within a cell diagonal of it.
+    let lattice = gprox::Lattice {
+        origin: gprox::DVec3::splat(-0.35),
+        spacing: 0.45,
+    };
+    let cells = gprox::query::image_space::CellBox {
+        lo: [0, 0, 0],
+        hi: [4, 4, 4],
+    };
+    let opts = ImageSpaceOptions::new(0.02);
+    for ctx in contexts() {
+        assert_eq!(ctx.runs_on(Query::DistanceField), RunsOn::Cpu);
+        let m = ctx.model(cube()).unwrap();
+        let f = ctx
+            .distance_field(&m, &Affine3A::IDENTITY, &lattice, cells, &opts)
+            .unwrap();
+        assert_eq!(f.samples.len(), 64);
+        for (i, s) in f.samples.iter().enumerate() {
+            let c = [i % 4, i / 4 % 4, i / 16].map(|k| -0.35 + (k as f64 + 0.5) * 0.45);
+            let out = c.map(|x| (x - 1.0).max(-x).max(0.0));
+            let outside = (out[0] * out[0] + out[1] * out[1] + out[2] * out[2]).sqrt();
+            let inside = c
+                .iter()
+                .map(|&x| x.min(1.0 - x))
+                .fold(f64::INFINITY, f64::min);
+            let want = if outside > 0.0 { outside } else { -inside };
+            assert!((s.signed_distance() - want).abs() < 1e-6, "{i}: {want}");
+        }
+        let s = ctx
+            .sampled_separation(&m, &Affine3A::IDENTITY, &m, &at(1.3, 0.0, 0.0), &opts)
+            .unwrap()
+            .unwrap();
+        assert!(s.distance >= 0.3 - 1e-6 && s.distance <= 0.3 + 2.0 * opts.tolerance);
+        assert!(s.direction.x > 0.99);
+        let overlapping = ctx
+            .sampled_separation(&m, &Affine3A::IDENTITY, &m, &at(0.5, 0.0, 0.0), &opts)
+            .unwrap();
+        assert!(overlapping.is_none());
+    }
+}
+
 /// B falls straight down onto A: the certified time of impact brackets the closed form.
 #[test]
 fn ccd_pair_time_of_impact_brackets_the_truth() {
@@ -511,6 +556,19 @@ fn misuse_is_a_typed_error() {
         .unwrap_err();
     unsupported(e, "intersection_volume", "model a", ModelKind::Freeform);
     let e = ctx
+        .distance_field(
+            &pot,
+            &id,
+            &gprox::Lattice {
+                origin: gprox::DVec3::ZERO,
+                spacing: 0.1,
+            },
+            gprox::query::image_space::CellBox::default(),
+            &iso,
+        )
+        .unwrap_err();
+    unsupported(e, "distance_field", "the model", ModelKind::Freeform);
+    let e = ctx
         .freeform_distance(&pot, &id, &mesh, &id, &FreeformDistanceOptions::default())
         .unwrap_err();
     unsupported(e, "freeform_distance", "model b", ModelKind::Mesh);
@@ -571,7 +629,12 @@ fn capabilities_list_every_query() {
         for (q, on) in caps {
             let kernels = !matches!(
                 q,
-                Query::Ccd | Query::Penetration | Query::FreeformCollide | Query::FreeformDistance
+                Query::Ccd
+                    | Query::Penetration
+                    | Query::DistanceField
+                    | Query::SampledSeparation
+                    | Query::FreeformCollide
+                    | Query::FreeformDistance
             );
             let want = if on_device && kernels {
                 RunsOn::Device
