@@ -34,6 +34,13 @@ pub enum Query {
     Distance,
     /// [`Context::penetration`].
     Penetration,
+    /// [`Context::intersection_volume`] (the inside classification on the device; the
+    /// per-sample depths and the columns the device leaves undecided on the CPU).
+    IntersectionVolume,
+    /// [`Context::distance_field`].
+    DistanceField,
+    /// [`Context::sampled_separation`].
+    SampledSeparation,
     /// [`Context::freeform_collide`] and [`Context::freeform_collide_any`].
     FreeformCollide,
     /// [`Context::freeform_distance`].
@@ -42,7 +49,7 @@ pub enum Query {
 
 impl Query {
     /// Every query, in the order above.
-    pub const ALL: [Query; 15] = [
+    pub const ALL: [Query; 18] = [
         Query::Build,
         Query::Update,
         Query::CollideAll,
@@ -56,6 +63,9 @@ impl Query {
         Query::CcdSelf,
         Query::Distance,
         Query::Penetration,
+        Query::IntersectionVolume,
+        Query::DistanceField,
+        Query::SampledSeparation,
         Query::FreeformCollide,
         Query::FreeformDistance,
     ];
@@ -76,6 +86,9 @@ impl Query {
             Query::CcdSelf => "ccd_self",
             Query::Distance => "distance",
             Query::Penetration => "penetration",
+            Query::IntersectionVolume => "intersection_volume",
+            Query::DistanceField => "distance_field",
+            Query::SampledSeparation => "sampled_separation",
             Query::FreeformCollide => "freeform_collide",
             Query::FreeformDistance => "freeform_distance",
         }
@@ -86,7 +99,12 @@ impl Query {
     fn has_kernels(self) -> bool {
         !matches!(
             self,
-            Query::Ccd | Query::Penetration | Query::FreeformCollide | Query::FreeformDistance
+            Query::Ccd
+                | Query::Penetration
+                | Query::DistanceField
+                | Query::SampledSeparation
+                | Query::FreeformCollide
+                | Query::FreeformDistance
         )
     }
 }

@@ -34,6 +34,10 @@ pub enum Error {
     /// Vertex penetration on meshes that are not closed and consistently oriented.
     #[error(transparent)]
     Penetration(#[from] gprox_query::penetration::PenetrationError),
+    /// An image-space query on meshes that are not closed and consistently oriented, with a
+    /// bad tolerance, or needing too many lattice cells.
+    #[error(transparent)]
+    ImageSpace(#[from] gprox_query::image_space::ImageSpaceError),
     /// Invalid freeform input (no surfaces, a surface that cannot be tessellated).
     #[error(transparent)]
     Freeform(#[from] gprox_geometry::freeform::FreeformError),

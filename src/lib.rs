@@ -56,6 +56,10 @@ pub use gprox_query::freeform::{
     CollisionPair as FreeformPair, DistanceOptions as FreeformDistanceOptions, FreeformContact,
     FreeformContacts, FreeformDistance,
 };
+pub use gprox_query::image_space::{
+    Contact as ImageSpaceContact, DistanceField, DistanceSample, ImageSpaceError,
+    ImageSpaceOptions, Intersection, IntersectionSample, Lattice, Separation, SurfacePoint,
+};
 pub use gprox_query::penetration::{PenetratingVertex, Penetration};
 pub use model::{Model, ModelKind};
 pub use options::{CollisionTree, ModelOptions};

@@ -57,8 +57,37 @@ pub struct Picture {
     width: u32,
     height: u32,
     tris: Vec<Tri>,
-    segments: Vec<[Vec3; 2]>,
-    dots: Vec<Vec3>,
+    segments: Vec<Segment>,
+    dots: Vec<(Vec3, [u8; 3])>,
+}
+
+/// A segment or arrow drawn on top of the triangles.
+#[derive(Clone, Copy, Debug)]
+struct Segment {
+    ends: [Vec3; 2],
+    color: [u8; 3],
+    /// Drawn with a head at the second end.
+    arrow: bool,
+}
+
+/// Colour of the default segments.
+const SEGMENT: [u8; 3] = [20, 20, 20];
+/// Colour of the default dots.
+const DOT: [u8; 3] = [30, 90, 220];
+
+/// The 2-D strokes of a segment in picture coordinates: the shaft, and for an arrow two head
+/// strokes (8 pixels, 25° off the shaft).
+fn strokes(a: Vec3, b: Vec3, arrow: bool) -> Vec<[[f32; 2]; 2]> {
+    let mut out = vec![[[a.x, a.y], [b.x, b.y]]];
+    let d = glam::Vec2::new(b.x - a.x, b.y - a.y);
+    if arrow && d.length() > 1e-3 {
+        let back = -d.normalize() * 8.0;
+        for angle in [0.44f32, -0.44] {
+            let h = glam::Vec2::from_angle(angle).rotate(back);
+            out.push([[b.x, b.y], [b.x + h.x, b.y + h.y]]);
+        }
+    }
+    out
 }
 
 /// The rendered image and what is visible in it.
@@ -199,19 +228,61 @@ impl Picture {
 
     /// Adds a segment (e.g. joining two closest points), drawn on top.
     pub fn add_segment(&mut self, a: DVec3, b: DVec3) {
-        self.segments.push([a.as_vec3(), b.as_vec3()]);
+        self.segments.push(Segment {
+            ends: [a.as_vec3(), b.as_vec3()],
+            color: SEGMENT,
+            arrow: false,
+        });
     }
 
     /// Adds a dot (e.g. a penetration sample), drawn on top.
     pub fn add_dot(&mut self, p: DVec3) {
-        self.dots.push(p.as_vec3());
+        self.dots.push((p.as_vec3(), DOT));
+    }
+
+    /// Adds a dot in `color` (e.g. a penetration sample coloured by its depth, see
+    /// [`Picture::depth_color`]).
+    pub fn add_dot_colored(&mut self, p: DVec3, color: [u8; 3]) {
+        self.dots.push((p.as_vec3(), color));
+    }
+
+    /// Adds an arrow from `from` to `to` in `color` (e.g. a penetration direction), drawn on
+    /// top with its head at `to`.
+    pub fn add_arrow(&mut self, from: DVec3, to: DVec3, color: [u8; 3]) {
+        self.segments.push(Segment {
+            ends: [from.as_vec3(), to.as_vec3()],
+            color,
+            arrow: true,
+        });
+    }
+
+    /// A colour for `t` in `[0, 1]` (clamped): blue (shallow) through green and yellow to red
+    /// (deep).
+    ///
+    /// ```
+    /// use gprox::render::Picture;
+    /// assert_eq!(Picture::depth_color(0.0), [40, 80, 230]);
+    /// assert_eq!(Picture::depth_color(1.0), [220, 30, 30]);
+    /// ```
+    pub fn depth_color(t: f64) -> [u8; 3] {
+        const STOPS: [[f64; 3]; 4] = [
+            [40.0, 80.0, 230.0],
+            [40.0, 190.0, 90.0],
+            [240.0, 210.0, 40.0],
+            [220.0, 30.0, 30.0],
+        ];
+        let t = if t.is_nan() { 0.0 } else { t.clamp(0.0, 1.0) } * 3.0;
+        let i = (t.floor() as usize).min(2);
+        let f = t - i as f64;
+        let (a, b) = (STOPS[i], STOPS[i + 1]);
+        [0, 1, 2].map(|k| (a[k] + (b[k] - a[k]) * f).round() as u8)
     }
 
     fn camera(&self) -> Camera {
         let pts = self.tris.iter().flat_map(|t| t.corners);
         let pts = pts
-            .chain(self.segments.iter().flatten().copied())
-            .chain(self.dots.iter().copied());
+            .chain(self.segments.iter().flat_map(|s| s.ends))
+            .chain(self.dots.iter().map(|d| d.0));
         Camera::fit(pts, self.width.max(1), self.height.max(1))
     }
 
@@ -271,7 +342,7 @@ impl Picture {
         }
     }
 
-    /// Renders and writes a PNG to `path`, with segments and dots drawn on top.
+    /// Renders and writes a PNG to `path`, with dots, then segments and arrows, drawn on top.
     pub fn save_png(&self, path: impl AsRef<Path>) -> Result<Image, RenderError> {
         let path = path.as_ref();
         let size_err = RenderError::Size {
@@ -289,27 +360,30 @@ impl Picture {
             anti_alias: true,
             ..Default::default()
         };
-        paint.set_color_rgba8(20, 20, 20, 255);
         let stroke = tiny_skia::Stroke {
             width: 2.0,
             ..Default::default()
         };
-        for [a, b] in &self.segments {
-            let (a, b) = (cam.project(*a), cam.project(*b));
-            let mut pb = tiny_skia::PathBuilder::new();
-            pb.move_to(a.x, a.y);
-            pb.line_to(b.x, b.y);
-            if let Some(p) = pb.finish() {
-                let t = tiny_skia::Transform::identity();
-                pixmap.stroke_path(&p, &paint, &stroke, t, None);
-            }
-        }
-        paint.set_color_rgba8(30, 90, 220, 255);
-        for d in &self.dots {
+        for (d, [r, g, b]) in &self.dots {
+            paint.set_color_rgba8(*r, *g, *b, 255);
             let d = cam.project(*d);
             if let Some(p) = tiny_skia::PathBuilder::from_circle(d.x, d.y, 2.5) {
                 let t = tiny_skia::Transform::identity();
                 pixmap.fill_path(&p, &paint, tiny_skia::FillRule::Winding, t, None);
+            }
+        }
+        for seg in &self.segments {
+            let [r, g, b] = seg.color;
+            paint.set_color_rgba8(r, g, b, 255);
+            let [a, b] = seg.ends.map(|p| cam.project(p));
+            let mut pb = tiny_skia::PathBuilder::new();
+            for [x, y] in strokes(a, b, seg.arrow) {
+                pb.move_to(x[0], x[1]);
+                pb.line_to(y[0], y[1]);
+            }
+            if let Some(p) = pb.finish() {
+                let t = tiny_skia::Transform::identity();
+                pixmap.stroke_path(&p, &paint, &stroke, t, None);
             }
         }
         pixmap.save_png(path).map_err(|e| RenderError::Write {
@@ -319,8 +393,8 @@ impl Picture {
         Ok(image)
     }
 
-    /// The picture as SVG text: triangles far to near (painter's algorithm), then segments and
-    /// dots.
+    /// The picture as SVG text: triangles far to near (painter's algorithm), then dots, then
+    /// segments and arrows.
     pub fn to_svg(&self) -> String {
         use std::fmt::Write;
         let cam = self.camera();
@@ -351,21 +425,24 @@ impl Picture {
                 a.x, a.y, b.x, b.y, c.x, c.y
             );
         }
-        for [a, b] in &self.segments {
-            let (a, b) = (cam.project(*a), cam.project(*b));
-            let _ = writeln!(
-                s,
-                r#"<line x1="{:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="black" stroke-width="2"/>"#,
-                a.x, a.y, b.x, b.y
-            );
-        }
-        for d in &self.dots {
+        for (d, [r, g, b]) in &self.dots {
             let d = cam.project(*d);
             let _ = writeln!(
                 s,
-                r#"<circle cx="{:.1}" cy="{:.1}" r="2.5" fill="rgb(30,90,220)"/>"#,
+                r#"<circle cx="{:.1}" cy="{:.1}" r="2.5" fill="rgb({r},{g},{b})"/>"#,
                 d.x, d.y
             );
+        }
+        for seg in &self.segments {
+            let [a, b] = seg.ends.map(|p| cam.project(p));
+            let [r, g, bl] = seg.color;
+            for [x, y] in strokes(a, b, seg.arrow) {
+                let _ = writeln!(
+                    s,
+                    r#"<line x1="{:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="rgb({r},{g},{bl})" stroke-width="2"/>"#,
+                    x[0], x[1], y[0], y[1]
+                );
+            }
         }
         s.push_str("</svg>\n");
         s

@@ -351,3 +351,52 @@ fn batch_of_pairs_is_one_sync() {
     assert_eq!(again, want);
     assert_eq!((used.syncs, used.allocations), (1, 0), "{used:?}");
 }
+
+/// The built-in deforming tori, every frame after a warm-up pass: the image-space
+/// intersection volume classifies on the device in one batch — one launch, one host
+/// synchronisation, the tile table up (40 B per tile), one code per cell and mesh back (2 B per
+/// swept cell), no allocation — and equals the CPU's answer.
+#[test]
+fn deforming_tori_intersection_volume_stays_within_budget() {
+    let scene = Scene::builtin_deforming_tori();
+    let cpu = Context::new(Backend::Cpu).unwrap();
+    let emu = Context::new(device::test_backend()).unwrap();
+    let opts = gprox::ImageSpaceOptions::new(0.0207);
+    let mut cm = [0, 1].map(|i| Model::new(scene.mesh(i).clone()));
+    let mut em = [0, 1].map(|i| emu.model(scene.mesh(i).clone()).unwrap());
+    let mut touching = 0;
+    for pass in 0..2 {
+        for f in 0..scene.frame_count() {
+            for i in 0..2 {
+                cpu.update(&mut cm[i], scene.positions(f, i)).unwrap();
+                emu.update(&mut em[i], scene.positions(f, i)).unwrap();
+            }
+            let (pa, pb) = (scene.pose(f, 0), scene.pose(f, 1));
+            let want = cpu
+                .intersection_volume(&cm[0], &pa, &cm[1], &pb, &opts)
+                .unwrap();
+            // Resident copies brought up to date before counting (the update's own cost).
+            emu.collide_any(&em[0], &pa, &em[1], &pb, &CollideOptions::default())
+                .unwrap();
+            let (got, used) = ops(&emu, || {
+                emu.intersection_volume(&em[0], &pa, &em[1], &pb, &opts)
+                    .unwrap()
+            });
+            assert_eq!(got, want, "frame {f}");
+            let cells: u64 = got.regions().iter().map(|r| r.count()).sum();
+            if cells == 0 {
+                assert_eq!(used, DeviceOps::default(), "frame {f}");
+                continue;
+            }
+            touching += 1;
+            assert_eq!((used.launches, used.syncs), (1, 1), "frame {f}");
+            assert_eq!(used.d2h_bytes, 2 * cells, "frame {f}");
+            assert!(used.h2d_bytes > 0 && used.h2d_bytes % 40 == 0, "frame {f}");
+            assert!(used.h2d_bytes <= 40 * cells.div_ceil(16), "frame {f}");
+            if pass == 1 {
+                assert_eq!(used.allocations, 0, "frame {f}");
+            }
+        }
+    }
+    assert!(touching >= 8, "{touching}");
+}

@@ -69,6 +69,11 @@ fn note(kind: &QueryKind) -> &'static str {
             "gprox CPU, 1 thread: exact inside test (winding) of every vertex in the other \
              closed mesh + its distance to the surface"
         }
+        QueryKind::PenetrationField => {
+            "gprox CPU, 1 thread: image-space intersection volume (Hoff et al. 2002): lattice \
+             samples inside both closed meshes by exact column sweeps, each with its exact \
+             distance to both surfaces; tolerance = first object's box diagonal / 180"
+        }
         QueryKind::Other(_) => "",
     }
 }

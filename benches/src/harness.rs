@@ -26,7 +26,8 @@ pub struct Args {
     /// Folder of reference/peer result files `<scene>.json` (default: `<scenes>/../results`).
     #[arg(long)]
     pub results: Option<PathBuf>,
-    /// Only these scenes (comma separated names; `builtin-two-tori` is the built-in one).
+    /// Only these scenes (comma separated names; `builtin-two-tori` and
+    /// `builtin-deforming-tori` are the built-in ones).
     #[arg(long, value_delimiter = ',')]
     pub only: Vec<String>,
     /// Use the first N frames of every scene (default: all).
@@ -41,7 +42,7 @@ pub struct Args {
     /// Output folder for report.json, report.md and the plots.
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Skip the built-in scene.
+    /// Skip the built-in scenes.
     #[arg(long)]
     pub no_builtin: bool,
     /// Skip the CUDA backend even when a device is present.
@@ -387,11 +388,13 @@ pub fn run_all(args: &Args) -> Result<bool> {
             scenes_dir.display()
         );
     }
-    let mut sources: Vec<Option<PathBuf>> = Vec::new();
+    // A built-in scene is `Err(its name)`, a scene folder `Ok(path)`.
+    let mut sources: Vec<std::result::Result<PathBuf, &'static str>> = Vec::new();
     if !args.no_builtin {
-        sources.push(None);
+        sources.push(Err("builtin-two-tori"));
+        sources.push(Err("builtin-deforming-tori"));
     }
-    sources.extend(scene_dirs(&scenes_dir).into_iter().map(Some));
+    sources.extend(scene_dirs(&scenes_dir).into_iter().map(Ok));
     let wanted = |name: &str| args.only.is_empty() || args.only.iter().any(|o| o == name);
 
     let mut staged = Vec::new();
@@ -400,27 +403,30 @@ pub fn run_all(args: &Args) -> Result<bool> {
         .unwrap_or_else(|_| ProgressStyle::default_bar())
         .progress_chars("=> ");
     for src in sources {
-        if let Some(dir) = &src {
-            let name = dir.file_name().map(|n| n.to_string_lossy().to_string());
-            if !wanted(name.as_deref().unwrap_or("")) {
-                continue;
+        match &src {
+            Ok(dir) => {
+                let name = dir.file_name().map(|n| n.to_string_lossy().to_string());
+                if !wanted(name.as_deref().unwrap_or("")) {
+                    continue;
+                }
             }
-        } else if !wanted("builtin-two-tori") {
-            continue;
+            Err(name) if !wanted(name) => continue,
+            Err(_) => {}
         }
         let spinner = bars.add(ProgressBar::new_spinner());
         spinner.set_message(format!(
             "loading {}",
             src.as_ref()
-                .map_or("built-in scene".into(), |d| d.display().to_string())
+                .map_or_else(|n| (*n).to_string(), |d| d.display().to_string())
         ));
         let scene = match &src {
-            None => Scene::builtin(),
-            Some(dir) => Scene::load(dir)?,
+            Err("builtin-deforming-tori") => Scene::builtin_deforming_tori(),
+            Err(_) => Scene::builtin(),
+            Ok(dir) => Scene::load(dir)?,
         };
         spinner.finish_and_clear();
         let peer_path = results_dir.join(format!("{}.json", scene.name()));
-        let peers = if src.is_some() {
+        let peers = if src.is_ok() {
             PeerResults::load(&peer_path)?
         } else {
             None

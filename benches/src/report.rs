@@ -365,7 +365,7 @@ impl Report {
                 ms(r.query_ms.median),
                 ms(r.query_ms.max),
                 r.query_noise_pct,
-                if r.query == "collide-all" || r.query == "self" {
+                if r.query == "collide-all" || r.query == "self" || r.query == "penetration-field" {
                     r.count_total.to_string()
                 } else {
                     "—".into()

@@ -31,7 +31,8 @@ pub struct Target {
 
 impl Target {
     /// Whether `backend` can run this target (penetration: CPU only so far; collision,
-    /// collide-any, self-collision, CCD, distance and `"all"` targets everywhere).
+    /// collide-any, self-collision, CCD, distance, penetration field and `"all"` targets
+    /// everywhere).
     pub fn runs_on(&self, backend: gprox::Backend) -> bool {
         let cpu_only = matches!(self.kind, QueryKind::Penetration);
         !cpu_only || backend == gprox::Backend::Cpu
@@ -48,7 +49,8 @@ pub fn supported(kind: &QueryKind) -> Result<(), String> {
         | QueryKind::SelfCollide
         | QueryKind::Ccd
         | QueryKind::Distance
-        | QueryKind::Penetration => Ok(()),
+        | QueryKind::Penetration
+        | QueryKind::PenetrationField => Ok(()),
         QueryKind::Other(k) => Err(format!("unknown query kind `{k}`")),
     }
 }

@@ -202,3 +202,54 @@ fn parry_side_by_side_agrees_and_can_be_switched_off() {
     assert!(run_all(&off).unwrap());
     assert!(read()["runs"][0].get("parry").is_none());
 }
+
+/// A `penetration-field` query runs on the CPU and on the emulated device with the same
+/// samples (the harness compares the result hashes of every backend and fails otherwise):
+/// frame 0 apart (nothing), frame 1 overlapping (samples, a positive depth).
+#[test]
+fn penetration_field_runs_on_every_backend() {
+    let root = std::env::temp_dir().join(format!("gprox-bench-field-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let dir = root.join("scenes/field");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("tet.obj"), TETRA).unwrap();
+    std::fs::write(
+        dir.join("scene.json"),
+        r#"{"format": "proxbench-scene/1", "name": "field", "frames": 2,
+            "objects": [{"name": "a", "mesh": "tet.obj"}, {"name": "b", "mesh": "tet.obj"}],
+            "transforms": "transforms.f32",
+            "queries": [{"kind": "penetration-field", "pairs": [["a", "b"]]}]}"#,
+    )
+    .unwrap();
+    let id = [1f32, 0., 0., 0., 0., 1., 0., 0., 0., 0., 1., 0.];
+    let (mut far, mut near) = (id, id);
+    far[3] = 10.0;
+    (near[3], near[7], near[11]) = (0.1, 0.05, 0.02);
+    let t: Vec<u8> = [id, far, id, near]
+        .iter()
+        .flatten()
+        .flat_map(|x| x.to_le_bytes())
+        .collect();
+    std::fs::write(dir.join("transforms.f32"), t).unwrap();
+    std::fs::create_dir_all(root.join("results")).unwrap();
+    let mut a = args(&root, &root.join("scenes"));
+    a.emulated = true;
+    a.no_cuda = true;
+    a.parry_frames = 0;
+    a.no_stages = true;
+    assert!(run_all(&a).unwrap());
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("out/report.json")).unwrap())
+            .unwrap();
+    let runs = json["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    assert_eq!(runs[0]["backend"], "cpu");
+    assert!(runs[1]["backend"].as_str().unwrap().starts_with("emulated"));
+    for r in runs {
+        assert_eq!(r["query"], "penetration-field");
+        assert_eq!(r["frames"][0]["count"], 0);
+        assert!(r["frames"][1]["count"].as_u64().unwrap() > 100);
+        assert!(r["frames"][1]["max_depth"].as_f64().unwrap() > 0.0);
+    }
+    assert_eq!(runs[0]["count_total"], runs[1]["count_total"]);
+}

@@ -113,6 +113,9 @@ kernels! {
     CcdPairs => gprox_ccd_pairs, gprox_emu_launch_gprox_ccd_pairs, crate::ccd_narrow::CcdPairsParams;
     /// CCD narrow phase: counters in front of the records (`ccd.cu`).
     CcdHeader => gprox_ccd_header, gprox_emu_launch_gprox_ccd_header, crate::ccd_narrow::CcdPairsParams;
+    /// Image-space inside classification of a batch of tiles, one thread per ray column
+    /// (`image_space.cu`).
+    ImageColumns => gprox_image_columns, gprox_emu_launch_gprox_image_columns, crate::image_space::ImageColumnsParams;
 }
 
 unsafe extern "C" {

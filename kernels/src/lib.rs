@@ -34,6 +34,7 @@ mod cuda;
 pub mod device;
 pub mod distance;
 pub mod error;
+pub mod image_space;
 pub mod kernel;
 pub mod lbvh;
 pub mod ops;

@@ -7,6 +7,7 @@ mod collide;
 mod contact;
 mod distance;
 mod freeform;
+mod image_space;
 mod penetration;
 mod self_collide;
 mod world;

@@ -73,6 +73,9 @@ pub enum QueryKind {
     Ccd,
     /// Penetration samples (inside vertices and depths).
     Penetration,
+    /// Image-space penetration field (Hoff et al.): lattice samples inside both meshes with
+    /// their depths (`gprox::Context::intersection_volume`).
+    PenetrationField,
     /// A kind this reader does not know (kept so newer scenes still load).
     Other(String),
 }
@@ -87,6 +90,7 @@ impl QueryKind {
             "self" => Self::SelfCollide,
             "ccd" => Self::Ccd,
             "penetration" => Self::Penetration,
+            "penetration-field" => Self::PenetrationField,
             other => Self::Other(other.to_string()),
         }
     }
@@ -100,6 +104,7 @@ impl QueryKind {
             Self::SelfCollide => "self",
             Self::Ccd => "ccd",
             Self::Penetration => "penetration",
+            Self::PenetrationField => "penetration-field",
             Self::Other(s) => s,
         }
     }
@@ -264,6 +269,20 @@ impl Scene {
     /// slides through torus A over 8 frames of rigid motion, touching it in some frames.
     pub fn builtin() -> Self {
         builtin::two_tori()
+    }
+
+    /// The built-in scene of the image-space queries (like the "Tori" of Hoff et al. 2002):
+    /// two interlocking tori of 5,000 triangles each, both deforming every frame (their
+    /// surfaces breathe by ±3 %), torus B sliding through torus A over 16 frames; one
+    /// `penetration-field` query.
+    ///
+    /// ```
+    /// let s = gprox_geometry::scene::Scene::builtin_deforming_tori();
+    /// assert_eq!(s.name(), "builtin-deforming-tori");
+    /// assert_eq!((s.frame_count(), s.positions(3, 1).len()), (16, 2500));
+    /// ```
+    pub fn builtin_deforming_tori() -> Self {
+        builtin::deforming_tori()
     }
 
     /// Assembles an in-memory scene (used by [`Scene::builtin`] and by generators).

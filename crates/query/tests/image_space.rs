@@ -15,7 +15,8 @@ use gprox_query::collide::Side;
 use gprox_query::distance::{distance, DistanceObject, DistanceOptions};
 use gprox_query::image_space::{
     distance_field, intersect, self_intersection_volume, separation, CellBox, ImageSpaceError,
-    ImageSpaceOptions, Intersection, Lattice,
+    ImageSpaceOptions, Intersection, IntersectionSweep, Lattice, SAMPLE_INSIDE, SAMPLE_NEAR,
+    SAMPLE_UNDECIDED,
 };
 use gprox_query::penetration::PenetrationError;
 use proptest::prelude::*;
@@ -628,4 +629,59 @@ fn timing_deforming_tori() {
             rayon::current_num_threads()
         );
     }
+}
+
+// ------------------------------------------------------------ the sweep split for a device
+
+/// The sweep finished from the CPU's own codes is `intersect`; columns marked undecided (with
+/// garbage codes behind the mark) are classified again, so the result does not change; a wrong
+/// number of codes is a typed error.
+#[test]
+fn sweep_finish_repairs_undecided_columns() {
+    let t = torus(1.0, 0.3, 24, 12).unwrap();
+    let a = Posed::new(t.clone(), Pose64::IDENTITY);
+    let b = Posed::new(
+        t,
+        pose(
+            [1.0, 0.0, 0.0],
+            std::f32::consts::FRAC_PI_2,
+            [0.0, 0.05, 0.1],
+        ),
+    );
+    let opts = ImageSpaceOptions {
+        tile: 5,
+        ..ImageSpaceOptions::new(0.05)
+    };
+    let (oa, ob) = (a.object(), b.object());
+    let reference = intersect(&oa, &ob, &opts).unwrap();
+    let sweep = IntersectionSweep::new(&oa, &ob, &opts).unwrap();
+    assert!(sweep.tiles().len() > 4);
+    let mut codes: Vec<u8> = (0..sweep.tiles().len())
+        .flat_map(|t| sweep.classify_tile(t))
+        .collect();
+    assert_eq!(codes.len() as u64, *sweep.code_offsets().last().unwrap());
+    assert_eq!(
+        sweep.finish(&codes[1..]).map(|_| ()),
+        Err(ImageSpaceError::BadCodes {
+            expected: codes.len() as u64,
+            got: codes.len() as u64 - 1
+        })
+    );
+    let sweep = IntersectionSweep::new(&oa, &ob, &opts).unwrap();
+    // Every third column of every tile and mesh: undecided, with wrong codes behind the mark.
+    let mut marked = 0;
+    for (t, tile) in sweep.tiles().iter().enumerate() {
+        let len = tile.column_len() as usize;
+        let at = sweep.code_offsets()[t] as usize;
+        for c in (0..2 * tile.columns() as usize).step_by(3) {
+            for x in &mut codes[at + c * len..at + (c + 1) * len] {
+                *x = SAMPLE_UNDECIDED | (!*x & (SAMPLE_INSIDE | SAMPLE_NEAR));
+            }
+            marked += 1;
+        }
+    }
+    let done = sweep.finish(&codes).unwrap();
+    assert_eq!(done.host_columns, marked);
+    assert_eq!(done.intersection, reference);
+    assert!(reference.count() > 20);
 }

@@ -1,4 +1,4 @@
-//! The built-in scene: two interlocking procedural tori, generated in memory.
+//! The built-in scenes: interlocking procedural tori, generated in memory.
 
 use glam::{Mat3, Vec3};
 
@@ -108,6 +108,65 @@ pub(super) fn two_tori() -> Scene {
         objects,
         transforms,
         vec![Vec::new(), Vec::new()],
+        queries,
+    );
+    match scene {
+        Ok(s) => s,
+        Err(e) => unreachable!("built-in scene is consistent: {e}"),
+    }
+}
+
+/// Frames of [`deforming_tori`].
+const DEFORMING_FRAMES: usize = 16;
+
+/// Two tori of 5,000 triangles (50 x 50 quads), A in the xy plane at the origin, B stood up
+/// in the xz plane sliding along +x through A's hole (as in [`two_tori`], without the wobble);
+/// both breathe: vertex `p` of frame `f` is `p · (1 + 0.03 sin(4 p.x + phase + 6 s))` with
+/// `s = f / 15` and phase 0 for A, 1 for B (frame 0: the undeformed mesh, as the format asks).
+pub(super) fn deforming_tori() -> Scene {
+    let Some(mesh) = torus(1.0, 0.3, 50, 50) else {
+        unreachable!("valid torus parameters")
+    };
+    let mut transforms = Vec::with_capacity(DEFORMING_FRAMES * 2);
+    let mut verts = [Vec::new(), Vec::new()];
+    for f in 0..DEFORMING_FRAMES {
+        let s = f as f32 / (DEFORMING_FRAMES - 1) as f32;
+        transforms.push(rows(Mat3::IDENTITY, Vec3::ZERO));
+        transforms.push(rows(
+            Mat3::from_rotation_x(std::f32::consts::FRAC_PI_2),
+            Vec3::new(0.35 + 1.3 * s, 0.05, 0.0),
+        ));
+        for (phase, out) in verts.iter_mut().enumerate() {
+            out.extend(mesh.positions().iter().map(|p| {
+                if f == 0 {
+                    *p
+                } else {
+                    *p * (1.0 + 0.03 * (4.0 * p.x + phase as f32 + 6.0 * s).sin())
+                }
+            }));
+        }
+    }
+    let objects = ["torusA", "torusB"]
+        .iter()
+        .map(|n| SceneObject {
+            name: (*n).into(),
+            mesh: 0,
+            motion: Motion::Deforming,
+        })
+        .collect();
+    let queries = vec![SceneQuery {
+        kind: QueryKind::PenetrationField,
+        targets: QueryTargets::Pairs(vec![[0, 1]]),
+    }];
+    let [va, vb] = verts;
+    let scene = Scene::from_parts(
+        "builtin-deforming-tori",
+        "Built-in: two deforming tori (5,000 tris each, breathing ±3 %), B slides through A over 16 frames",
+        DEFORMING_FRAMES,
+        vec![mesh],
+        objects,
+        transforms,
+        vec![va, vb],
         queries,
     );
     match scene {

@@ -42,6 +42,23 @@ impl Sample {
     pub(crate) fn inside(&self) -> bool {
         !self.surface && self.winding != 0
     }
+
+    /// The sample's code ([`super::SAMPLE_INSIDE`], [`super::SAMPLE_NEAR`],
+    /// [`super::SAMPLE_SURFACE`] bits), as the device kernel writes it.
+    #[inline]
+    pub(crate) fn code(&self) -> u8 {
+        let mut c = 0;
+        if self.inside() {
+            c |= super::SAMPLE_INSIDE;
+        }
+        if self.near {
+            c |= super::SAMPLE_NEAR;
+        }
+        if self.surface {
+            c |= super::SAMPLE_SURFACE;
+        }
+        c
+    }
 }
 
 /// A face gathered by a tile: its box.

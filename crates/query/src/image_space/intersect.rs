@@ -8,7 +8,10 @@ use rayon::prelude::*;
 use super::column::{ColumnScratch, ColumnTile, Sample};
 use super::contact::{contacts, Contact};
 use super::lattice::{cell_order, jobs, merge_disjoint, CellBox, Job, Lattice};
-use super::{check_cells, prepare, region, ImageSpaceError, ImageSpaceOptions};
+use super::{
+    check_cells, prepare, region, ImageSpaceError, ImageSpaceOptions, SAMPLE_INSIDE, SAMPLE_NEAR,
+    SAMPLE_UNDECIDED,
+};
 use crate::collide::{CollisionObject, Side};
 use crate::world::World;
 
@@ -147,19 +150,58 @@ fn run_tile(wa: &World<'_>, wb: &World<'_>, lattice: &Lattice, job: &Job, depths
     let ta = ColumnTile::new(wa, lattice, job.k, &job.tile);
     let tb = ColumnTile::new(wb, lattice, job.k, &job.tile);
     let (mut ca, mut cb) = (Vec::<Sample>::new(), Vec::<Sample>::new());
+    let (mut codes_a, mut codes_b) = (Vec::<u8>::new(), Vec::<u8>::new());
     let mut scratch = ColumnScratch::default();
     let mut stack = Vec::new();
     let mut part = Part::default();
     for (cu, cv) in job.columns() {
         ta.column(cu, cv, &mut ca, &mut scratch);
         tb.column(cu, cv, &mut cb, &mut scratch);
+        codes_a.clear();
+        codes_a.extend(ca.iter().map(Sample::code));
+        codes_b.clear();
+        codes_b.extend(cb.iter().map(Sample::code));
+        let col = Column {
+            job,
+            cu,
+            cv,
+            a: &codes_a,
+            b: &codes_b,
+        };
+        col.accumulate(wa, wb, lattice, depths, &mut part, &mut stack);
+    }
+    part
+}
+
+/// One classified column of a tile: its samples' codes against A and B.
+struct Column<'c> {
+    job: &'c Job,
+    cu: u32,
+    cv: u32,
+    a: &'c [u8],
+    b: &'c [u8],
+}
+
+impl Column<'_> {
+    /// Adds the column's intersection samples (with their depths when asked) and uncertain
+    /// cells to `part`.
+    fn accumulate(
+        &self,
+        wa: &World<'_>,
+        wb: &World<'_>,
+        lattice: &Lattice,
+        depths: bool,
+        part: &mut Part,
+        stack: &mut Vec<(u32, f64)>,
+    ) {
         // The previous sample's nearest faces seed the next one's search (coherence).
         let mut seeds: Option<[u32; 2]> = None;
-        for (i, (sa, sb)) in ca.iter().zip(&cb).enumerate() {
-            let (in_a, in_b) = (sa.inside(), sb.inside());
-            let out_a = !sa.near && !in_a;
-            let out_b = !sb.near && !in_b;
-            if (sa.near || sb.near) && !out_a && !out_b {
+        for (i, (&sa, &sb)) in self.a.iter().zip(self.b).enumerate() {
+            let (in_a, in_b) = (sa & SAMPLE_INSIDE != 0, sb & SAMPLE_INSIDE != 0);
+            let (near_a, near_b) = (sa & SAMPLE_NEAR != 0, sb & SAMPLE_NEAR != 0);
+            let out_a = !near_a && !in_a;
+            let out_b = !near_b && !in_b;
+            if (near_a || near_b) && !out_a && !out_b {
                 part.uncertain += 1;
             }
             if !(in_a && in_b) {
@@ -167,26 +209,25 @@ fn run_tile(wa: &World<'_>, wb: &World<'_>, lattice: &Lattice, job: &Job, depths
             }
             part.count += 1;
             if depths {
-                let cell = job.cell(cu, cv, i);
+                let cell = self.job.cell(self.cu, self.cv, i);
                 let p = lattice.center(cell);
                 let (sa, sb) = match seeds {
                     Some([fa, fb]) => (&[fa][..], &[fb][..]),
                     None => (&[][..], &[][..]),
                 };
-                let a = surface_point(wa, p, sa, &mut stack);
-                let b = surface_point(wb, p, sb, &mut stack);
+                let a = surface_point(wa, p, sa, stack);
+                let b = surface_point(wb, p, sb, stack);
                 seeds = Some([a.face, b.face]);
                 part.samples.push(IntersectionSample {
                     cell,
                     position: p,
-                    region: job.region,
+                    region: self.job.region,
                     a,
                     b,
                 });
             }
         }
     }
-    part
 }
 
 /// The samples strictly inside both closed meshes `a` and `b`, the volume estimate with its
@@ -212,55 +253,301 @@ pub(crate) fn intersect_worlds(
     h: f64,
     options: &ImageSpaceOptions,
 ) -> Result<Intersection, ImageSpaceError> {
-    let Some(loc) = region::localise(wa, wb) else {
-        return Ok(Intersection {
-            lattice: Lattice {
-                origin: DVec3::ZERO,
-                spacing: h,
-            },
-            regions: Vec::new(),
+    let plan = Plan::new(wa, wb, h, options)?;
+    let parts: Vec<Part> = plan
+        .jobs
+        .par_iter()
+        .map(|job| run_tile(wa, wb, &plan.lattice, job, options.depths))
+        .collect();
+    Ok(plan.assemble(parts))
+}
+
+/// The lattice, the regions and the tiles of an intersection sweep.
+pub(crate) struct Plan {
+    pub(crate) lattice: Lattice,
+    pub(crate) regions: Vec<CellBox>,
+    pub(crate) jobs: Vec<Job>,
+}
+
+impl Plan {
+    /// Localises `A ∩ B`, anchors the lattice and splits the regions into tiles (none when the
+    /// meshes cannot intersect).
+    pub(crate) fn new(
+        wa: &World<'_>,
+        wb: &World<'_>,
+        h: f64,
+        options: &ImageSpaceOptions,
+    ) -> Result<Self, ImageSpaceError> {
+        let Some(loc) = region::localise(wa, wb) else {
+            return Ok(Self {
+                lattice: Lattice {
+                    origin: DVec3::ZERO,
+                    spacing: h,
+                },
+                regions: Vec::new(),
+                jobs: Vec::new(),
+            });
+        };
+        let lattice = Lattice {
+            origin: loc.lo,
+            spacing: h,
+        };
+        let mut boxes = Vec::with_capacity(loc.groups.len());
+        for g in &loc.groups {
+            let Some(b) = lattice.cover(g[0], g[1]) else {
+                return Err(ImageSpaceError::TooManyCells {
+                    cells: u64::MAX,
+                    max: options.max_cells,
+                });
+            };
+            boxes.push(b);
+        }
+        let regions = merge_disjoint(boxes);
+        check_cells(regions.iter().map(CellBox::count).sum(), options)?;
+        let jobs = jobs(&regions, options.tile);
+        Ok(Self {
+            lattice,
+            regions,
+            jobs,
+        })
+    }
+
+    /// The result from the parts of every tile.
+    fn assemble(self, parts: Vec<Part>) -> Intersection {
+        let mut out = Intersection {
+            lattice: self.lattice,
+            regions: self.regions,
             samples: Vec::new(),
             count: 0,
             uncertain: 0,
             contacts: Vec::new(),
-        });
-    };
-    let lattice = Lattice {
-        origin: loc.lo,
-        spacing: h,
-    };
-    let mut boxes = Vec::with_capacity(loc.groups.len());
-    for g in &loc.groups {
-        let Some(b) = lattice.cover(g[0], g[1]) else {
-            return Err(ImageSpaceError::TooManyCells {
-                cells: u64::MAX,
-                max: options.max_cells,
-            });
         };
-        boxes.push(b);
+        for p in parts {
+            out.count += p.count;
+            out.uncertain += p.uncertain;
+            out.samples.extend(p.samples);
+        }
+        out.samples
+            .sort_unstable_by_key(|s| (s.region, cell_order(s.cell)));
+        out.contacts = contacts(&out.samples);
+        out
     }
-    let regions = merge_disjoint(boxes);
-    check_cells(regions.iter().map(CellBox::count).sum(), options)?;
-    let work = jobs(&regions, options.tile);
-    let parts: Vec<Part> = work
-        .par_iter()
-        .map(|job| run_tile(wa, wb, &lattice, job, options.depths))
-        .collect();
-    let mut out = Intersection {
-        lattice,
-        regions,
-        samples: Vec::new(),
-        count: 0,
-        uncertain: 0,
-        contacts: Vec::new(),
-    };
-    for p in parts {
-        out.count += p.count;
-        out.uncertain += p.uncertain;
-        out.samples.extend(p.samples);
+}
+
+/// One tile of an [`IntersectionSweep`]: a box of cells swept in ray columns along `axis`.
+///
+/// Its columns are numbered `c = (cv − lo[v]) · nu + (cu − lo[u])` with `u = axis + 1`,
+/// `v = axis + 2` (mod 3) and `nu = hi[u] − lo[u]`; the samples of a column run from
+/// `lo[axis]` upwards.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SweepTile {
+    /// Index of its region in [`Intersection::regions`].
+    pub region: u32,
+    /// The column axis (0, 1 or 2).
+    pub axis: u32,
+    /// Its cells.
+    pub cells: CellBox,
+}
+
+impl SweepTile {
+    /// Number of ray columns.
+    pub fn columns(&self) -> u32 {
+        let k = self.axis as usize;
+        let (u, v) = ((k + 1) % 3, (k + 2) % 3);
+        (self.cells.hi[u] - self.cells.lo[u]) * (self.cells.hi[v] - self.cells.lo[v])
     }
-    out.samples
-        .sort_unstable_by_key(|s| (s.region, cell_order(s.cell)));
-    out.contacts = contacts(&out.samples);
-    Ok(out)
+
+    /// Samples per column.
+    pub fn column_len(&self) -> u32 {
+        let k = self.axis as usize;
+        self.cells.hi[k] - self.cells.lo[k]
+    }
+
+    /// Samples of the tile (per mesh).
+    pub fn samples(&self) -> u64 {
+        u64::from(self.columns()) * u64::from(self.column_len())
+    }
+}
+
+/// An intersection query split at its classification (§5.1), so that another backend (the
+/// device kernel `gprox_image_columns` of gprox-cuda) can classify the samples: made by
+/// [`IntersectionSweep::new`] (validation, world meshes, localisation, lattice, tiles), finished
+/// by [`IntersectionSweep::finish`] from one code per sample and mesh (bits
+/// [`super::SAMPLE_INSIDE`], [`super::SAMPLE_NEAR`], [`super::SAMPLE_SURFACE`]). A column whose
+/// first code carries [`super::SAMPLE_UNDECIDED`] is classified again here, exactly, so the
+/// result is always [`intersect`]'s.
+///
+/// ```
+/// use gprox_geometry::{scene::torus, transform::Pose64};
+/// use gprox_query::collide::CollisionObject;
+/// use gprox_query::image_space::{intersect, ImageSpaceOptions, IntersectionSweep};
+/// let mesh = torus(1.0, 0.4, 24, 12).unwrap();
+/// let bvh = gprox_bvh::lbvh::build(&mesh);
+/// let a = CollisionObject::new(&mesh, &bvh, Pose64::IDENTITY).unwrap();
+/// let mut pose = Pose64::IDENTITY;
+/// pose.rows[0][3] = 0.5;
+/// let b = CollisionObject::new(&mesh, &bvh, pose).unwrap();
+/// let opts = ImageSpaceOptions::new(0.1);
+/// let sweep = IntersectionSweep::new(&a, &b, &opts).unwrap();
+/// // Classify every tile on the CPU (what a device would do), then finish.
+/// let codes: Vec<u8> = (0..sweep.tiles().len()).flat_map(|t| sweep.classify_tile(t)).collect();
+/// let done = sweep.finish(&codes).unwrap();
+/// assert_eq!(done.host_columns, 0);
+/// assert_eq!(done.intersection, intersect(&a, &b, &opts).unwrap());
+/// ```
+pub struct IntersectionSweep<'a> {
+    wa: World<'a>,
+    wb: World<'a>,
+    plan: Plan,
+    tiles: Vec<SweepTile>,
+    offsets: Vec<u64>,
+    depths: bool,
+}
+
+/// What [`IntersectionSweep::finish`] returns.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SweepOutcome {
+    /// The result (equal to [`intersect`]'s).
+    pub intersection: Intersection,
+    /// Columns (per mesh) whose codes were undecided and were classified on the CPU.
+    pub host_columns: u64,
+}
+
+impl<'a> IntersectionSweep<'a> {
+    /// Validates both objects and plans the sweep (errors as [`intersect`]).
+    pub fn new(
+        a: &CollisionObject<'a>,
+        b: &CollisionObject<'a>,
+        options: &ImageSpaceOptions,
+    ) -> Result<Self, ImageSpaceError> {
+        let h = options.spacing()?;
+        let wa = prepare(a, Side::A)?;
+        let wb = prepare(b, Side::B)?;
+        let plan = Plan::new(&wa, &wb, h, options)?;
+        let tiles: Vec<SweepTile> = plan
+            .jobs
+            .iter()
+            .map(|j| SweepTile {
+                region: j.region,
+                axis: j.k as u32,
+                cells: j.tile,
+            })
+            .collect();
+        let mut offsets = Vec::with_capacity(tiles.len() + 1);
+        let mut at = 0u64;
+        for t in &tiles {
+            offsets.push(at);
+            at += 2 * t.samples();
+        }
+        offsets.push(at);
+        Ok(Self {
+            wa,
+            wb,
+            plan,
+            tiles,
+            offsets,
+            depths: options.depths,
+        })
+    }
+
+    /// The lattice.
+    pub fn lattice(&self) -> &Lattice {
+        &self.plan.lattice
+    }
+
+    /// The tiles, in the order of their codes.
+    pub fn tiles(&self) -> &[SweepTile] {
+        &self.tiles
+    }
+
+    /// Where each tile's codes start in the codes of the sweep (one more entry: the total).
+    /// Tile `t` holds `2 · samples` codes: those against A (column by column), then against B.
+    pub fn code_offsets(&self) -> &[u64] {
+        &self.offsets
+    }
+
+    /// The codes of tile `t` classified on the CPU (exact), in the layout of
+    /// [`IntersectionSweep::code_offsets`]: the reference a device must equal.
+    pub fn classify_tile(&self, t: usize) -> Vec<u8> {
+        let job = &self.plan.jobs[t];
+        let mut out = Vec::with_capacity(2 * self.tiles[t].samples() as usize);
+        let mut col = Vec::new();
+        let mut scratch = ColumnScratch::default();
+        for w in [&self.wa, &self.wb] {
+            let tile = ColumnTile::new(w, &self.plan.lattice, job.k, &job.tile);
+            for (cu, cv) in job.columns() {
+                tile.column(cu, cv, &mut col, &mut scratch);
+                out.extend(col.iter().map(Sample::code));
+            }
+        }
+        out
+    }
+
+    /// The result from the codes of every sample (layout: [`IntersectionSweep::code_offsets`]);
+    /// undecided columns are classified here. Errors when `codes` has the wrong length.
+    pub fn finish(self, codes: &[u8]) -> Result<SweepOutcome, ImageSpaceError> {
+        let total = *self.offsets.last().unwrap_or(&0);
+        if codes.len() as u64 != total {
+            return Err(ImageSpaceError::BadCodes {
+                expected: total,
+                got: codes.len() as u64,
+            });
+        }
+        let (wa, wb) = (&self.wa, &self.wb);
+        let lattice = self.plan.lattice;
+        let depths = self.depths;
+        let done: Vec<(Part, u64)> = self
+            .plan
+            .jobs
+            .par_iter()
+            .enumerate()
+            .map(|(t, job)| {
+                let n = self.tiles[t].samples() as usize;
+                let len = self.tiles[t].column_len() as usize;
+                let at = self.offsets[t] as usize;
+                let (ca, cb) = codes[at..at + 2 * n].split_at(n);
+                let mut fixed: [Option<ColumnTile<'_, '_>>; 2] = [None, None];
+                let mut exact: [Vec<u8>; 2] = [Vec::new(), Vec::new()];
+                let mut col = Vec::new();
+                let mut scratch = ColumnScratch::default();
+                let mut stack = Vec::new();
+                let mut part = Part::default();
+                let mut host = 0u64;
+                for (c, (cu, cv)) in job.columns().enumerate() {
+                    let mut sides = [&ca[c * len..(c + 1) * len], &cb[c * len..(c + 1) * len]];
+                    for (s, w) in [wa, wb].into_iter().enumerate() {
+                        if sides[s].first().is_some_and(|&x| x & SAMPLE_UNDECIDED != 0) {
+                            let tile = fixed[s].get_or_insert_with(|| {
+                                ColumnTile::new(w, &lattice, job.k, &job.tile)
+                            });
+                            tile.column(cu, cv, &mut col, &mut scratch);
+                            exact[s].clear();
+                            exact[s].extend(col.iter().map(Sample::code));
+                            host += 1;
+                        }
+                    }
+                    for s in 0..2 {
+                        if sides[s].first().is_some_and(|&x| x & SAMPLE_UNDECIDED != 0) {
+                            sides[s] = &exact[s];
+                        }
+                    }
+                    let column = Column {
+                        job,
+                        cu,
+                        cv,
+                        a: sides[0],
+                        b: sides[1],
+                    };
+                    column.accumulate(wa, wb, &lattice, depths, &mut part, &mut stack);
+                }
+                (part, host)
+            })
+            .collect();
+        let host_columns = done.iter().map(|d| d.1).sum();
+        let intersection = self.plan.assemble(done.into_iter().map(|d| d.0).collect());
+        Ok(SweepOutcome {
+            intersection,
+            host_columns,
+        })
+    }
 }

@@ -68,13 +68,26 @@ mod self_volume;
 
 pub use contact::{separation, Contact, Separation};
 pub use field::{distance_field, DistanceField, DistanceSample};
-pub use intersect::{intersect, Intersection, IntersectionSample, SurfacePoint};
+pub use intersect::{
+    intersect, Intersection, IntersectionSample, IntersectionSweep, SurfacePoint, SweepOutcome,
+    SweepTile,
+};
 pub use lattice::{CellBox, Lattice};
 pub use self_volume::{self_intersection_volume, SelfIntersection};
 
 use crate::collide::{CollisionObject, Side};
 use crate::penetration::{self, PenetrationError};
 use crate::world::World;
+
+/// Sample code bit ([`IntersectionSweep`]): strictly inside the mesh.
+pub const SAMPLE_INSIDE: u8 = 1;
+/// Sample code bit: some face of the mesh may meet the sample's cell.
+pub const SAMPLE_NEAR: u8 = 2;
+/// Sample code bit: the sample lies on a closed face of the mesh.
+pub const SAMPLE_SURFACE: u8 = 4;
+/// Sample code bit, on every sample of a column: the column could not be decided (a
+/// classifier's filter failed or its capacity was exceeded); the CPU classifies it again.
+pub const SAMPLE_UNDECIDED: u8 = 0x80;
 
 /// Options of the image-space queries.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -126,6 +139,14 @@ pub enum ImageSpaceError {
     /// A lattice's origin is not finite or its spacing not finite and positive.
     #[error("lattice must have a finite origin and a finite spacing > 0")]
     BadLattice,
+    /// An [`IntersectionSweep`] was finished with the wrong number of sample codes.
+    #[error("an intersection sweep needs {expected} sample codes, got {got}")]
+    BadCodes {
+        /// Codes the sweep has.
+        expected: u64,
+        /// Codes given.
+        got: u64,
+    },
     /// The query would sweep more cells than [`ImageSpaceOptions::max_cells`].
     #[error("the query needs {cells} lattice cells, more than max_cells = {max}")]
     TooManyCells {
