@@ -1,21 +1,22 @@
 //! The elementary CCD tests on the device (`kernels/cuda/ccd.cu`, `include/gprox/ccd.cuh`).
 //!
-//! The CPU's `gprox_query::ccd` elementary tests — the certified pre-filters and the
-//! inclusion-based solver with its a-priori rounding bounds, tolerance and `max_checks` budget —
-//! mirrored function by function in f64 (glam's operation order, no FMA, Rust's `min`/`max` and
-//! `total_cmp`, the sift order of Rust's `BinaryHeap`), so every answer the device gives is
-//! bit-identical to the CPU's. The one piece that cannot be identical is the heap: the CPU's is
-//! unbounded, the device's holds [`CCD_HEAP`] boxes; a test that outgrows it stops **undecided**
-//! and the host runs the CPU test for it ([`gprox_query::ccd::vertex_face_toi`] /
-//! [`gprox_query::ccd::edge_edge_toi`]), so the final answers are the CPU's exactly.
+//! The device runs the CPU's `gprox_query::ccd` certified pre-filters — mirrored function by
+//! function in f64 (glam's operation order, no FMA, Rust's `min`/`max`) — and the per-axis
+//! range test of the whole `(t, u, v)` domain, so every pair it rules out the CPU rules out
+//! too. It decides only certified no-contact: every other pair comes back **undecided** and
+//! the host runs the CPU test for it ([`gprox_query::ccd::vertex_face_toi`] /
+//! [`gprox_query::ccd::edge_edge_toi`]), so the final answers — times of impact, their
+//! [`gprox_query::ccd::CcdStatus`], separation bounds and witnesses — are the CPU's exactly.
+//! (The CPU's search projects boxes onto directions from their geometry since issue #15; it is
+//! not mirrored on the device.)
 //!
 //! * [`Device::ccd_elementary`] / [`Device::ccd_elementary_device`]: a batch of vertex–face /
 //!   edge–edge queries (`gprox_ccd_elementary`).
 //! * Mesh CCD (`Device::ccd_self`, `ccd_pair`, `ccd_self_resident`): after the balanced
 //!   traversal, `gprox_ccd_pairs` expands every candidate face pair into its feature pairs as
-//!   `gprox_query::ccd::ccd_candidates` does and runs the filters and the solver on the device;
-//!   contacts (and undecided feature pairs) are compacted into host-mapped memory behind a
-//!   header, read after the traversal's one synchronisation.
+//!   `gprox_query::ccd::ccd_candidates` does and runs the filters on the device; the feature
+//!   pairs left are compacted into host-mapped memory behind a header, read after the
+//!   traversal's one synchronisation, and finished by the CPU test.
 
 use bytemuck::{Pod, Zeroable};
 use gprox_geometry::glam::{DVec3, Vec3};
@@ -34,13 +35,11 @@ use crate::kernel::Kernel;
 use crate::params::params;
 use crate::pool::Poolable;
 
-/// Boxes a device test keeps alive at once (`GPROX_CCD_HEAP`); more make it undecided.
-pub const CCD_HEAP: usize = 64;
 /// [`CcdResult::status`]: certified contact-free.
 pub const CCD_FREE: u32 = 0;
-/// [`CcdResult::status`]: contact at `[t_lo, t_hi]`.
+/// [`CcdResult::status`]: contact at `[t_lo, t_hi]` (not produced since issue #15).
 pub const CCD_CONTACT: u32 = 1;
-/// [`CcdResult::status`]: not finished on the device (its heap was full).
+/// [`CcdResult::status`]: not decided on the device: only the CPU test can answer.
 pub const CCD_UNDECIDED: u32 = 2;
 /// [`CcdQuery::kind`] / [`CcdRecord::kind`]: vertex–face.
 pub const CCD_VERTEX_FACE: u32 = 1;
@@ -197,9 +196,7 @@ pub struct ElementaryQuery {
 pub enum DeviceToi {
     /// Certified contact-free (the CPU says `None`).
     Free,
-    /// The CPU's time of impact, bit for bit.
-    Contact(Toi),
-    /// The device's bounded heap was full: only the CPU test can answer.
+    /// Not decided on the device: only the CPU test can answer (it may say `None` too).
     Undecided,
 }
 
@@ -236,8 +233,8 @@ impl ElementaryQuery {
 
 impl Device {
     /// Runs elementary CCD queries on the device (`gprox_ccd_elementary`) and returns what it
-    /// decided: [`DeviceToi::Contact`] / [`DeviceToi::Free`] equal the CPU's answer bit for bit,
-    /// [`DeviceToi::Undecided`] marks the queries whose search outgrew the device's heap.
+    /// decided: [`DeviceToi::Free`] where the CPU says `None` too, [`DeviceToi::Undecided`]
+    /// where only the CPU test can answer.
     /// Errors: a point is not finite or beyond `±MAX_COORDINATE` (as the CPU).
     pub fn ccd_elementary_device(
         &self,
@@ -286,10 +283,6 @@ impl Device {
             .iter()
             .map(|r| match r.status {
                 CCD_FREE => DeviceToi::Free,
-                CCD_CONTACT => DeviceToi::Contact(Toi {
-                    t_lo: r.t_lo,
-                    t_hi: r.t_hi,
-                }),
                 _ => DeviceToi::Undecided,
             })
             .collect())
@@ -307,7 +300,6 @@ impl Device {
             .zip(queries)
             .map(|(r, q)| match r {
                 DeviceToi::Free => Ok(None),
-                DeviceToi::Contact(t) => Ok(Some(*t)),
                 DeviceToi::Undecided => Ok(q.cpu(opts)?),
             })
             .collect()
@@ -454,7 +446,7 @@ impl Device {
             add_stats(&mut stats, &out.stats);
             if out.stats.syncs == 0 {
                 // Nothing to traverse: no candidates.
-                return Ok((finish(Vec::new(), 0, 0), stats));
+                return Ok((finish(Vec::new(), 0, 0, ccd.undecided), stats));
             }
             let header: Vec<u32> =
                 bytemuck::cast_slice::<u64, u32>(&mapped.read(0, CCD_HEADER_WORDS / 2)).to_vec();
@@ -474,7 +466,12 @@ impl Device {
                 }
             }
             return Ok((
-                finish(contacts, out.stats.leaf_pairs as usize, tests),
+                finish(
+                    contacts,
+                    out.stats.leaf_pairs as usize,
+                    tests,
+                    ccd.undecided,
+                ),
                 stats,
             ));
         }
@@ -521,7 +518,8 @@ fn add_stats(total: &mut BalanceStats, s: &BalanceStats) {
     total.syncs += s.syncs;
 }
 
-/// The contact of one record: as the device found it, or (undecided) the CPU test's answer.
+/// The contact of one record: the CPU test's answer for its feature pair (the device decides
+/// only certified no-contact, which it does not record).
 fn contact(
     r: &CcdRecord,
     a: &NarrowMesh<'_>,
@@ -544,37 +542,26 @@ fn contact(
             b: [r.v[2], r.v[3]],
         },
     };
-    let toi = if r.kind & CCD_RECORD_UNDECIDED == 0 {
-        Toi {
-            t_lo: r.t_lo,
-            t_hi: r.t_hi,
-        }
-    } else {
-        // Which mesh each point comes from: vertex–face: the vertex's, then the face's.
-        let (first, second, split) = match kind {
-            CCD_VERTEX_FACE if same => (a, a, 1),
-            CCD_VERTEX_FACE => (a, b, 1),
-            CCD_FACE_VERTEX => (b, a, 1),
-            _ if same => (a, a, 2),
-            _ => (a, b, 2),
-        };
-        let mut start = [DVec3::ZERO; 4];
-        let mut end = [DVec3::ZERO; 4];
-        for k in 0..4 {
-            let m = if k < split { first } else { second };
-            (start[k], end[k]) = m.point(r.v[k]);
-        }
-        let cpu = if split == 1 {
-            vertex_face_toi(start, end, ccd)?
-        } else {
-            edge_edge_toi(start, end, ccd)?
-        };
-        match cpu {
-            Some(t) => t,
-            None => return Ok(None),
-        }
+    // Which mesh each point comes from: vertex–face: the vertex's, then the face's.
+    let (first, second, split) = match kind {
+        CCD_VERTEX_FACE if same => (a, a, 1),
+        CCD_VERTEX_FACE => (a, b, 1),
+        CCD_FACE_VERTEX => (b, a, 1),
+        _ if same => (a, a, 2),
+        _ => (a, b, 2),
     };
-    Ok(Some(FeatureToi {
+    let mut start = [DVec3::ZERO; 4];
+    let mut end = [DVec3::ZERO; 4];
+    for k in 0..4 {
+        let m = if k < split { first } else { second };
+        (start[k], end[k]) = m.point(r.v[k]);
+    }
+    let cpu = if split == 1 {
+        vertex_face_toi(start, end, ccd)?
+    } else {
+        edge_edge_toi(start, end, ccd)?
+    };
+    Ok(cpu.map(|toi| FeatureToi {
         feature,
         toi,
         faces: r.faces,

@@ -1,14 +1,15 @@
-// Elementary CCD tests on the device: gprox_query::ccd's certified pre-filters (filter.rs), its
-// inclusion-based root finder (inclusion.rs) and the feature expansion of a candidate face pair
-// (candidates.rs: ownership, self/pair jobs, canonical point order), mirrored function by
-// function in f64 with glam's operation order, no FMA (nvcc --fmad=false, g++
-// -ffp-contract=off), Rust's f64::min/max and total_cmp, and the exact sift order of Rust's
-// BinaryHeap — so every answer the device gives is bit-identical to the CPU's. The CPU uses no
-// directed rounding: its rounding bounds are a-priori constants, reproduced as is.
+// Elementary CCD tests on the device: gprox_query::ccd's certified pre-filters (filter.rs) and
+// the feature expansion of a candidate face pair (candidates.rs: ownership, self/pair jobs,
+// canonical point order), mirrored function by function in f64 with glam's operation order, no
+// FMA (nvcc --fmad=false, g++ -ffp-contract=off), Rust's f64::min/max and total_cmp — so every
+// pair the device rules out is ruled out by the CPU too, bit for bit.
 //
-// The one difference: the CPU's heap grows without bound, the device's holds GPROX_CCD_HEAP
-// boxes. A test whose live boxes outgrow it stops as UNDECIDED and the host runs the CPU's test
-// (gprox_query::ccd::{vertex_face_toi, edge_edge_toi}) for it.
+// The device decides only certified no-contact: the pre-filters, then the per-axis range of the
+// whole (t, u, v) domain (the root box of inclusion.rs). Every other pair comes back UNDECIDED
+// and the host runs the CPU's solver (gprox_query::ccd::{vertex_face_toi, edge_edge_toi}) for it,
+// so the answers — time of impact, CcdStatus, separation bound, witness — are the CPU's exactly.
+// (Since issue #15 the CPU solver projects each box onto directions from its geometry and
+// reports a certainty; that search is not mirrored here.)
 //
 // The certified pre-filters and the feature expansion of a face pair are in ccd_filter.cuh.
 // Mirrored by kernels/src/ccd_narrow.rs (tests/layout.rs compares the layouts).
@@ -21,13 +22,11 @@
 #include <cstring>
 #endif
 
-/// Boxes a device test may keep alive at once (the CPU's heap is unbounded).
-#define GPROX_CCD_HEAP 64
 /// CcdResult::status: certified contact-free.
 #define GPROX_CCD_FREE 0u
-/// CcdResult::status: contact at [t_lo, t_hi].
+/// CcdResult::status: contact at [t_lo, t_hi] (not produced since issue #15).
 #define GPROX_CCD_CONTACT 1u
-/// CcdResult::status: the device could not finish (heap full): the host runs the CPU test.
+/// CcdResult::status: not decided on the device: the host runs the CPU test.
 #define GPROX_CCD_UNDECIDED 2u
 /// CcdQuery::kind / CcdRecord::kind (low bits): vertex–face (vertex of the first mesh).
 #define GPROX_CCD_VERTEX_FACE 1u
@@ -211,132 +210,6 @@ __host__ __device__ __forceinline__ void ghk(const Problem& p, double t, DVec3 o
   for (int i = 0; i < 3; ++i) out[i] = sub(x[p.terms[i][0]], x[p.terms[i][1]]);
 }
 
-/// A (t, u, v) box of the search, with what the search needs of its widened range.
-struct Box3 {
-  double t[2], u[2], v[2];
-  double score;
-  uint32_t depth;
-  uint32_t small;  // the range is within the tolerance on every axis
-};
-
-/// Box3's Ord (max-heap order): -1, 0, 1.
-__host__ __device__ __forceinline__ int box_cmp(const Box3& s, const Box3& o) {
-  int c = total_cmp(o.t[0], s.t[0]);
-  if (c != 0) return c;
-  c = total_cmp(o.score, s.score);
-  if (c != 0) return c;
-  return s.depth < o.depth ? -1 : (s.depth > o.depth ? 1 : 0);
-}
-__host__ __device__ __forceinline__ bool box_le(const Box3& a, const Box3& b) { return box_cmp(a, b) != 1; }
-
-/// Rust's BinaryHeap<Box3> (same sift order, so equal boxes pop in the same order), bounded.
-struct Heap {
-  Box3 data[GPROX_CCD_HEAP];
-  uint32_t len;
-};
-
-__host__ __device__ __forceinline__ uint32_t heap_sift_up(Heap& h, uint32_t start, uint32_t pos) {
-  const Box3 elem = h.data[pos];
-  while (pos > start) {
-    const uint32_t parent = (pos - 1) / 2;
-    if (box_le(elem, h.data[parent])) break;
-    h.data[pos] = h.data[parent];
-    pos = parent;
-  }
-  h.data[pos] = elem;
-  return pos;
-}
-
-/// Pushes `b`; false when the heap is full.
-__host__ __device__ __forceinline__ bool heap_push(Heap& h, const Box3& b) {
-  if (h.len >= GPROX_CCD_HEAP) return false;
-  h.data[h.len] = b;
-  h.len += 1;
-  heap_sift_up(h, 0, h.len - 1);
-  return true;
-}
-
-/// Pops the greatest box into `out` (heap not empty).
-__host__ __device__ __forceinline__ void heap_pop(Heap& h, Box3& out) {
-  h.len -= 1;
-  Box3 item = h.data[h.len];
-  if (h.len > 0) {
-    const Box3 top = h.data[0];
-    h.data[0] = item;
-    item = top;
-    // sift_down_to_bottom(0)
-    const uint32_t end = h.len;
-    uint32_t pos = 0;
-    const Box3 elem = h.data[0];
-    uint32_t child = 1;
-    const uint32_t last = end >= 2 ? end - 2 : 0;
-    while (child <= last) {
-      child += box_le(h.data[child], h.data[child + 1]) ? 1u : 0u;
-      h.data[pos] = h.data[child];
-      pos = child;
-      child = 2 * pos + 1;
-    }
-    if (child == end - 1) {
-      h.data[pos] = h.data[child];
-      pos = child;
-    }
-    h.data[pos] = elem;
-    heap_sift_up(h, 0, pos);
-  }
-  out = item;
-}
-
-/// Evaluates a box (inclusion::evaluate): false when it is outside the domain or certainly holds
-/// no contact.
-__host__ __device__ __forceinline__ bool evaluate(const Problem& p, double tol, const double t[2],
-                                                  const double u[2], const double v[2],
-                                                  uint32_t depth, Box3& b) {
-  for (int i = 0; i < 2; ++i) {
-    b.t[i] = t[i];
-    b.u[i] = u[i];
-    b.v[i] = v[i];
-  }
-  b.depth = depth;
-  // in_domain (dyadic corners: the sum is exact)
-  if (!(p.edge_edge || u[0] + v[0] <= 1.0)) return false;
-  // range
-  DVec3 lo = splat(INFINITY);
-  DVec3 hi = splat(-INFINITY);
-  for (int i = 0; i < 2; ++i) {
-    DVec3 g[3];
-    ghk(p, t[i], g);
-    const DVec3 ha = mul(g[1], u[0]), hb = mul(g[1], u[1]);
-    const DVec3 ka = mul(g[2], v[0]), kb = mul(g[2], v[1]);
-    lo = vmin(lo, add(add(g[0], vmin(ha, hb)), vmin(ka, kb)));
-    hi = vmax(hi, add(add(g[0], vmax(ha, hb)), vmax(ka, kb)));
-  }
-  lo = sub(lo, p.eps);
-  hi = add(hi, p.eps);
-  // may_contain_root
-  const double s = p.sep;
-  if (!(lo.x <= s && lo.y <= s && lo.z <= s && hi.x >= -s && hi.y >= -s && hi.z >= -s)) {
-    return false;
-  }
-  const DVec3 w = vmax(sub(hi, lo), splat(GPROX_CCD_MIN_POSITIVE));
-  b.score = max_element(divv(vabs(add(lo, hi)), w));
-  b.small = max_element(sub(hi, lo)) <= tol ? 1u : 0u;
-  return true;
-}
-
-/// Problem::split_weights.
-__host__ __device__ __forceinline__ void split_weights(const Problem& p, const Box3& b, double w[3]) {
-  DVec3 a[3], c[3];
-  ghk(p, b.t[0], a);
-  ghk(p, b.t[1], c);
-  const DVec3 motion = add(add(vabs(sub(c[0], a[0])), mul(vabs(sub(c[1], a[1])), b.u[1])),
-                           mul(vabs(sub(c[2], a[2])), b.v[1]));
-  const double wh = max_element(vmax(vabs(a[1]), vabs(c[1])));
-  const double wk = max_element(vmax(vabs(a[2]), vabs(c[2])));
-  w[0] = max_element(motion);
-  w[1] = (b.u[1] - b.u[0]) * wh;
-  w[2] = (b.v[1] - b.v[0]) * wk;
-}
-
 /// Search options (CcdOptions).
 struct Opts {
   double tolerance;
@@ -345,63 +218,29 @@ struct Opts {
   uint64_t max_checks;
 };
 
-/// inclusion::solve: GPROX_CCD_FREE, GPROX_CCD_CONTACT (with [t_lo, t_hi]) or
-/// GPROX_CCD_UNDECIDED (the heap is full). Out of line: large, and called from loops.
-static __host__ __device__ GPROX_NOINLINE uint32_t solve(const Problem& p, const Opts& o,
-                                                         double* t_lo, double* t_hi) {
-  const double tol = max_d(o.tolerance, 0.0) + 2.0 * max_element(p.eps);
-  const double unit[2] = {0.0, 1.0};
-  Heap h;
-  h.len = 0;
-  Box3 root;
-  if (!evaluate(p, tol, unit, unit, unit, 0, root)) return GPROX_CCD_FREE;
-  const double min_width = 3.552713678800501e-15;  // 0.5^48
-  heap_push(h, root);
-  uint64_t checks = 1;
-  while (h.len > 0) {
-    Box3 b;
-    heap_pop(h, b);
-    const double widths[3] = {b.t[1] - b.t[0], b.u[1] - b.u[0], b.v[1] - b.v[0]};
-    const bool t_ok = widths[0] <= o.max_time_width;
-    if ((b.small != 0 && t_ok) || checks >= o.max_checks) {
-      *t_lo = b.t[0];
-      *t_hi = b.t[1];
-      return GPROX_CCD_CONTACT;
-    }
-    double wts[3];
-    split_weights(p, b, wts);
-    int dim = -1;
-    double best = -1.0;
-    for (int i = 0; i < 3; ++i) {
-      if (widths[i] > min_width && wts[i] > best) {
-        best = wts[i];
-        dim = i;
-      }
-    }
-    if (b.small != 0 && widths[0] > min_width) dim = 0;
-    if (dim < 0) {
-      *t_lo = b.t[0];
-      *t_hi = b.t[1];
-      return GPROX_CCD_CONTACT;
-    }
-    double ta[2] = {b.t[0], b.t[1]}, tb[2] = {b.t[0], b.t[1]};
-    double ua[2] = {b.u[0], b.u[1]}, ub[2] = {b.u[0], b.u[1]};
-    double va[2] = {b.v[0], b.v[1]}, vb[2] = {b.v[0], b.v[1]};
-    double* x = dim == 0 ? ta : (dim == 1 ? ua : va);
-    double* y = dim == 0 ? tb : (dim == 1 ? ub : vb);
-    const double mid = 0.5 * (x[0] + x[1]);
-    x[1] = mid;
-    y[0] = mid;
-    for (int c = 0; c < 2; ++c) {
-      checks += 1;
-      Box3 child;
-      if (evaluate(p, tol, c == 0 ? ta : tb, c == 0 ? ua : ub, c == 0 ? va : vb, b.depth + 1,
-                   child)) {
-        if (!heap_push(h, child)) return GPROX_CCD_UNDECIDED;
-      }
-    }
+/// The root box of inclusion::solve (the whole domain, per-axis range only):
+/// GPROX_CCD_FREE when it certainly holds no contact, else GPROX_CCD_UNDECIDED (the host runs
+/// the CPU solver). Never GPROX_CCD_CONTACT.
+__host__ __device__ __forceinline__ uint32_t solve(const Problem& p, const Opts& o, double* t_lo,
+                                                   double* t_hi) {
+  (void)o;
+  *t_lo = 0.0;
+  *t_hi = 1.0;
+  DVec3 lo = splat(INFINITY);
+  DVec3 hi = splat(-INFINITY);
+  for (int i = 0; i < 2; ++i) {
+    DVec3 g[3];
+    ghk(p, static_cast<double>(i), g);
+    lo = vmin(lo, add(add(g[0], vmin(mul(g[1], 0.0), g[1])), vmin(mul(g[2], 0.0), g[2])));
+    hi = vmax(hi, add(add(g[0], vmax(mul(g[1], 0.0), g[1])), vmax(mul(g[2], 0.0), g[2])));
   }
-  return GPROX_CCD_FREE;
+  lo = sub(lo, p.eps);
+  hi = add(hi, p.eps);
+  const double s = p.sep;
+  if (!(lo.x <= s && lo.y <= s && lo.z <= s && hi.x >= -s && hi.y >= -s && hi.z >= -s)) {
+    return GPROX_CCD_FREE;
+  }
+  return GPROX_CCD_UNDECIDED;
 }
 
 /// vertex_face_unchecked / edge_edge_unchecked.

@@ -22,7 +22,9 @@ use gprox_geometry::TriMesh;
 
 use super::filter::{excluded, Projected};
 use super::mesh::{Feature, FeatureToi, MeshCcd};
-use super::{check_point, edge_edge_unchecked, vertex_face_unchecked, CcdError, CcdOptions};
+use super::{
+    check_point, edge_edge_unchecked, vertex_face_unchecked, CcdError, CcdOptions, Undecided,
+};
 use crate::self_collide::Topology;
 
 /// One mesh of a CCD query: faces and start positions (`mesh`), end positions (`end`, one per
@@ -216,7 +218,7 @@ impl<'m, 'a> Narrow<'m, 'a> {
 
     /// The result, with `candidate_pairs` candidates seen.
     pub(crate) fn finish(self, candidate_pairs: usize) -> MeshCcd {
-        finish(self.out, candidate_pairs, self.tests)
+        finish(self.out, candidate_pairs, self.tests, self.opts.undecided)
     }
 }
 
@@ -512,9 +514,15 @@ impl<'m, 'a> FacePair<'m, 'a> {
 }
 
 /// A mesh CCD result from its contacts in any order (e.g. from a device): sorted by feature,
-/// one contact per feature (the earliest `t_lo`, then the tightest `t_hi`), and the earliest
-/// overall, with the counts of candidate face pairs and elementary tests that produced them.
-pub fn finish(mut contacts: Vec<FeatureToi>, candidate_pairs: usize, tests: usize) -> MeshCcd {
+/// one contact per feature (the earliest `t_lo`, then the tightest `t_hi`), the undecided ones
+/// listed apart (and, with [`Undecided::Apart`], only there), and the earliest overall, with
+/// the counts of candidate face pairs and elementary tests that produced them.
+pub fn finish(
+    mut contacts: Vec<FeatureToi>,
+    candidate_pairs: usize,
+    tests: usize,
+    policy: Undecided,
+) -> MeshCcd {
     contacts.sort_by(|x, y| {
         x.feature
             .cmp(&y.feature)
@@ -523,12 +531,21 @@ pub fn finish(mut contacts: Vec<FeatureToi>, candidate_pairs: usize, tests: usiz
             .then(x.faces.cmp(&y.faces))
     });
     contacts.dedup_by(|x, y| x.feature == y.feature);
+    let undecided: Vec<FeatureToi> = contacts
+        .iter()
+        .filter(|c| !c.is_certified())
+        .copied()
+        .collect();
+    if policy == Undecided::Apart {
+        contacts.retain(|c| c.is_certified());
+    }
     let earliest = contacts
         .iter()
         .map(|c| c.toi)
         .min_by(|x, y| x.t_lo.total_cmp(&y.t_lo).then(x.t_hi.total_cmp(&y.t_hi)));
     MeshCcd {
         contacts,
+        undecided,
         earliest,
         candidate_pairs,
         elementary_tests: tests,

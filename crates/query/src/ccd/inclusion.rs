@@ -14,13 +14,30 @@
 //! range misses the `δ`-neighbourhood of 0 on some axis holds no contact and is dropped; the
 //! others are bisected, always taking the live box with the smallest `t` first. So when a box is
 //! accepted, every time before its `t_lo` is certified contact-free.
+//!
+//! **Directions.** Per-axis ranges cannot separate features that stay close to a tilted plane
+//! (parallel motion at a small height, sliding in the plane just outside an edge, tangent
+//! approaches): the image of a box is long on every axis. So a box that the axes keep alive is
+//! also projected onto directions taken from the geometry at its centre — the direction of
+//! `F` at the centre, the normal `h × k`, the in-plane normals of the edges, and the parts of
+//! `F` orthogonal to `h` and to `k` (zero-area faces, parallel edges). For a fixed `w`,
+//! `w · F` is multilinear too, so its range is spanned by the corners; a rigorous bound on the
+//! rounding of the projection (`dir_error` in the source) keeps the exclusion certified.
+//!
+//! **Certainty.** An accepted box is a *certified* contact: its range contains 0 (within `δ`)
+//! and is at most `tolerance` wide on every axis, so every point of it, in particular the
+//! reported witness, is within `δ + tolerance` (+ the rounding bound) of contact. The earliest
+//! live box is also accepted at once when the corner witness `(t_lo, u_lo, v_lo)` is within
+//! that bound. When the check budget runs out (or a box cannot be split further) the answer is
+//! *undecided*: no contact before `t_lo`, and the best witness found so far bounds the
+//! separation from above.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 use glam::DVec3;
 
-use super::{CcdOptions, Toi};
+use super::{CcdOptions, CcdStatus, Toi};
 
 /// The two elementary queries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,7 +61,12 @@ pub(crate) struct Problem {
     sep: f64,
     /// Per-axis rounding bound.
     eps: DVec3,
+    /// Largest coordinate magnitude per axis (rounding bounds of the projections).
+    m: DVec3,
 }
+
+/// Unit roundoff `2^-53`.
+const U: f64 = f64::EPSILON * 0.5;
 
 /// Rigorous bound on `|fl(F) - F|` at any corner, per axis, for points whose coordinates are at
 /// most `m` in magnitude on that axis and `t, u, v ∈ [0, 1]` exactly representable.
@@ -101,6 +123,7 @@ impl Problem {
             terms,
             sep: min_separation.max(0.0),
             eps,
+            m,
         }
     }
 
@@ -111,19 +134,132 @@ impl Problem {
         self.terms.map(|(p, q)| x[p] - x[q])
     }
 
-    /// Widened range of `F` over the box, per axis: `(lo, hi)`.
+    /// Widened range of `F` over the box, per axis: `(lo, hi)`, from `g, h, k` at both ends of
+    /// its time interval.
     #[inline]
-    fn range(&self, b: &Box3) -> (DVec3, DVec3) {
+    fn range(&self, at: &[[DVec3; 3]; 2], u: [f64; 2], v: [f64; 2]) -> (DVec3, DVec3) {
         let mut lo = DVec3::INFINITY;
         let mut hi = DVec3::NEG_INFINITY;
-        for t in [b.t[0], b.t[1]] {
-            let [g, h, k] = self.ghk(t);
-            let (hu_lo, hu_hi) = scaled_range(h, b.u);
-            let (kv_lo, kv_hi) = scaled_range(k, b.v);
-            lo = lo.min(g + hu_lo + kv_lo);
-            hi = hi.max(g + hu_hi + kv_hi);
+        for [g, h, k] in at {
+            let (hu_lo, hu_hi) = scaled_range(*h, u);
+            let (kv_lo, kv_hi) = scaled_range(*k, v);
+            lo = lo.min(*g + hu_lo + kv_lo);
+            hi = hi.max(*g + hu_hi + kv_hi);
         }
         (lo - self.eps, hi + self.eps)
+    }
+
+    /// The range of `w · F` over the box misses `[-δ |w|₁, δ |w|₁]` (certified): then no
+    /// point of the box is within `δ` of contact (`|w · F| ≤ |w|₁ |F|∞`).
+    ///
+    /// Rounding (`ρ = 2^-53`, `w` scaled to `max |w_k| = 1`, `m_k` the largest coordinate on
+    /// axis `k`, `S = Σ |w_k| m_k`): each component of `g, h, k` errs by ≤ 12 m_k ρ and is
+    /// ≤ 2 m_k, so `fl(w · g)` errs by ≤ 12ρS + 3ρ·2S (+O(ρ²)) = 18ρS, as do `w · h`, `w · k`;
+    /// the two products by `u, v ∈ [0, 1]` add ≤ 2ρ·2S, the two sums (|·| ≤ 6S) ≤ 12ρS:
+    /// ≤ 70ρS in all. We use 128ρS, plus `4 MIN_POSITIVE` for underflow.
+    #[inline]
+    fn separated_along(&self, w: DVec3, at: &[[DVec3; 3]; 2], u: [f64; 2], v: [f64; 2]) -> bool {
+        let m = w.abs().max_element();
+        if !(m > 0.0 && m <= f64::MAX) {
+            return false;
+        }
+        let w = w / m;
+        let wa = w.abs();
+        let err = 128.0 * U * wa.dot(self.m) + 4.0 * f64::MIN_POSITIVE;
+        let need = self.sep * (wa.x + wa.y + wa.z) * (1.0 + 4.0 * U);
+        let mut lo = f64::INFINITY;
+        let mut hi = f64::NEG_INFINITY;
+        for [g, h, k] in at {
+            let (dg, dh, dk) = (w.dot(*g), w.dot(*h), w.dot(*k));
+            let (a, b) = (dh * u[0], dh * u[1]);
+            let (c, d) = (dk * v[0], dk * v[1]);
+            lo = lo.min(dg + a.min(b) + c.min(d));
+            hi = hi.max(dg + a.max(b) + c.max(d));
+        }
+        lo - err > need || hi + err < -need
+    }
+
+    /// The box's directions (see the module docs), from `g, h, k` at both ends of its time
+    /// interval; unused slots are zero (and separate nothing).
+    #[inline]
+    fn directions(&self, at: &[[DVec3; 3]; 2], u: [f64; 2], v: [f64; 2]) -> [DVec3; 7] {
+        let [[g0, h0, k0], [g1, h1, k1]] = *at;
+        let (gm, hm, km) = ((g0 + g1) * 0.5, (h0 + h1) * 0.5, (k0 + k1) * 0.5);
+        let c = gm + hm * (0.5 * (u[0] + u[1])) + km * (0.5 * (v[0] + v[1]));
+        let n = hm.cross(km);
+        let third = if self.kind == Kind::VertexFace {
+            n.cross(hm - km)
+        } else {
+            DVec3::ZERO
+        };
+        [
+            c,
+            n,
+            n.cross(hm),
+            n.cross(km),
+            third,
+            hm.cross(c.cross(hm)),
+            km.cross(c.cross(km)),
+        ]
+    }
+
+    /// Whether one of the box's directions separates it.
+    #[inline]
+    fn separated_directions(&self, at: &[[DVec3; 3]; 2], u: [f64; 2], v: [f64; 2]) -> bool {
+        self.directions(at, u, v)
+            .iter()
+            .any(|&w| self.separated_along(w, at, u, v))
+    }
+
+    /// Split weights of the direction that comes closest to separating the box (0 nearest
+    /// an end of its range), or `None` when every direction's range is well centred on 0:
+    /// what each of `t`, `u`, `v` adds to the width of that range. Splitting the dimension
+    /// that widens it most is what separates soonest (e.g. `t` for a zero-area face, whose
+    /// contacts at one time form a curve in `(u, v)`).
+    fn separation_weights(&self, b: &Box3) -> Option<[f64; 3]> {
+        let at = [self.ghk(b.t[0]), self.ghk(b.t[1])];
+        // Only for (nearly) zero-area faces and parallel edges: elsewhere the image sizes
+        // steer better.
+        let (h, k) = (at[0][1] + at[1][1], at[0][2] + at[1][2]);
+        let n = h.cross(k).abs().max_element();
+        let degenerate = n <= 1e-3 * h.abs().max_element() * k.abs().max_element();
+        if !degenerate {
+            return None;
+        }
+        let mut best = 0.25;
+        let mut out = None;
+        for w in self.directions(&at, b.u, b.v) {
+            let m = w.abs().max_element();
+            if !(m > 0.0 && m <= f64::MAX) {
+                continue;
+            }
+            let w = w / m;
+            let d = at.map(|[g, h, k]| [w.dot(g), w.dot(h), w.dot(k)]);
+            let mut lo = f64::INFINITY;
+            let mut hi = f64::NEG_INFINITY;
+            for [dg, dh, dk] in d {
+                let (x, y) = (dh * b.u[0], dh * b.u[1]);
+                let (z, q) = (dk * b.v[0], dk * b.v[1]);
+                lo = lo.min(dg + x.min(y) + z.min(q));
+                hi = hi.max(dg + x.max(y) + z.max(q));
+            }
+            let width = hi - lo;
+            if width.is_nan() || width <= 0.0 {
+                continue;
+            }
+            let close = (-lo).min(hi) / width;
+            if close < best {
+                best = close;
+                out = Some([
+                    (d[1][0] - d[0][0]).abs()
+                        + (d[1][1] - d[0][1]).abs() * b.u[1]
+                        + (d[1][2] - d[0][2]).abs() * b.v[1],
+                    (b.u[1] - b.u[0]) * d[0][1].abs().max(d[1][1].abs()),
+                    (b.v[1] - b.v[0]) * d[0][2].abs().max(d[1][2].abs()),
+                ]);
+            }
+        }
+        out
     }
 
     /// Whether the widened range of `F` over `b` may hold a point within the minimum separation
@@ -175,6 +311,8 @@ struct Box3 {
     /// How far 0 sits from the middle of the range (0 centred, 1 at an end); steers the
     /// search towards likely contacts among boxes starting at the same time.
     score: f64,
+    /// Upper bound of `|F|∞` at the corner `(t_lo, u_lo, v_lo)` (in the domain).
+    wsep: f64,
     depth: u32,
 }
 
@@ -191,21 +329,36 @@ impl PartialOrd for Box3 {
 }
 impl Ord for Box3 {
     /// Max-heap order: the smallest `t_lo` is the greatest (this is what certifies `t_lo`),
-    /// then the best-centred, then the deepest box.
+    /// then the deepest (a dive to an accepted box, even where the contacts at one time form
+    /// a curve, as with a zero-area face), then the best-centred box.
     fn cmp(&self, o: &Self) -> Ordering {
         o.t[0]
             .total_cmp(&self.t[0])
-            .then(o.score.total_cmp(&self.score))
             .then(self.depth.cmp(&o.depth))
+            .then(o.score.total_cmp(&self.score))
     }
 }
 
 /// Deepest bisection per dimension (widths stay ≥ 2^-48, far above f64 resolution on [0, 1]).
 const MAX_DEPTH: u32 = 48;
 
+/// The smallest upper bound of `|F|∞` seen so far, and where (`(t, u, v)`).
+struct Witness {
+    sep: f64,
+    at: [f64; 3],
+}
+
 /// Evaluates a box; `None` when it is outside the domain or certainly holds no contact.
+/// Updates `best` with the box's corner witness.
 #[inline]
-fn evaluate(p: &Problem, t: [f64; 2], u: [f64; 2], v: [f64; 2], depth: u32) -> Option<Box3> {
+fn evaluate(
+    p: &Problem,
+    t: [f64; 2],
+    u: [f64; 2],
+    v: [f64; 2],
+    depth: u32,
+    best: &mut Witness,
+) -> Option<Box3> {
     let mut b = Box3 {
         t,
         u,
@@ -213,14 +366,24 @@ fn evaluate(p: &Problem, t: [f64; 2], u: [f64; 2], v: [f64; 2], depth: u32) -> O
         lo: DVec3::ZERO,
         hi: DVec3::ZERO,
         score: 0.0,
+        wsep: 0.0,
         depth,
     };
     if !p.in_domain(&b) {
         return None;
     }
-    let (lo, hi) = p.range(&b);
-    if !p.may_contain_root(lo, hi) {
+    let at = [p.ghk(t[0]), p.ghk(t[1])];
+    let (lo, hi) = p.range(&at, u, v);
+    if !p.may_contain_root(lo, hi) || p.separated_directions(&at, u, v) {
         return None;
+    }
+    // F at the corner (t0, u0, v0), rounded like a range corner: errs by ≤ eps per axis.
+    let [g, h, k] = at[0];
+    let f = g + h * u[0] + k * v[0];
+    b.wsep = (f.abs() + p.eps).max_element();
+    if b.wsep < best.sep {
+        best.sep = b.wsep;
+        best.at = [t[0], u[0], v[0]];
     }
     let w = (hi - lo).max(DVec3::splat(f64::MIN_POSITIVE));
     b.score = ((lo + hi).abs() / w).max_element();
@@ -229,10 +392,27 @@ fn evaluate(p: &Problem, t: [f64; 2], u: [f64; 2], v: [f64; 2], depth: u32) -> O
     Some(b)
 }
 
+/// An undecided answer at the earliest live box `b`, with the best witness.
+fn undecided(b: &Box3, best: &Witness) -> Option<Toi> {
+    Some(Toi {
+        t_lo: b.t[0],
+        t_hi: b.t[1],
+        status: CcdStatus::Undecided,
+        separation: best.sep,
+        witness: best.at,
+    })
+}
+
 /// Runs the bisection; `None` when the whole domain is certified contact-free.
 pub(crate) fn solve(p: &Problem, opts: &CcdOptions) -> Option<Toi> {
-    let root = evaluate(p, [0.0, 1.0], [0.0, 1.0], [0.0, 1.0], 0)?;
+    let mut best = Witness {
+        sep: f64::INFINITY,
+        at: [0.0; 3],
+    };
+    let root = evaluate(p, [0.0, 1.0], [0.0, 1.0], [0.0, 1.0], 0, &mut best)?;
     let tol = opts.tolerance.max(0.0) + 2.0 * p.eps.max_element();
+    // A corner witness this close certifies a contact as an accepted box does.
+    let near = tol + p.sep;
     let min_width = 0.5f64.powi(MAX_DEPTH as i32);
     let mut heap = BinaryHeap::new();
     heap.push(root);
@@ -242,20 +422,38 @@ pub(crate) fn solve(p: &Problem, opts: &CcdOptions) -> Option<Toi> {
         let small = (b.hi - b.lo).max_element() <= tol;
         let widths = [b.t[1] - b.t[0], b.u[1] - b.u[0], b.v[1] - b.v[0]];
         let t_ok = widths[0] <= opts.max_time_width;
-        let accept = Some(Toi {
-            t_lo: b.t[0],
-            t_hi: b.t[1],
-        });
-        if (small && t_ok) || checks >= opts.max_checks {
-            return accept;
+        if small && t_ok {
+            // Every point of the box is within max(|lo|, |hi|) of contact on every axis.
+            return Some(Toi {
+                t_lo: b.t[0],
+                t_hi: b.t[1],
+                status: CcdStatus::Contact,
+                separation: b.lo.abs().max(b.hi.abs()).max_element(),
+                witness: [b.t[0], b.u[0], b.v[0]],
+            });
+        }
+        if b.wsep <= near {
+            // The earliest live box touches (within the tolerance) at its start.
+            return Some(Toi {
+                t_lo: b.t[0],
+                t_hi: b.t[0],
+                status: CcdStatus::Contact,
+                separation: b.wsep,
+                witness: [b.t[0], b.u[0], b.v[0]],
+            });
+        }
+        if checks >= opts.max_checks {
+            return undecided(&b, &best);
         }
         // Split the dimension whose image is widest (t when only time is too coarse).
-        let wts = p.split_weights(&b);
+        let wts = p
+            .separation_weights(&b)
+            .unwrap_or_else(|| p.split_weights(&b));
         let mut dim = usize::MAX;
-        let mut best = -1.0;
+        let mut widest = -1.0;
         for (i, &w) in wts.iter().enumerate() {
-            if widths[i] > min_width && w > best {
-                best = w;
+            if widths[i] > min_width && w > widest {
+                widest = w;
                 dim = i;
             }
         }
@@ -263,8 +461,8 @@ pub(crate) fn solve(p: &Problem, opts: &CcdOptions) -> Option<Toi> {
             dim = 0;
         }
         if dim == usize::MAX {
-            // Nothing left to split: accept conservatively.
-            return accept;
+            // Nothing left to split: undecided (conservatively a contact).
+            return undecided(&b, &best);
         }
         let (mut ta, mut tb, mut ua, mut ub, mut va, mut vb) = (b.t, b.t, b.u, b.u, b.v, b.v);
         let (x, y) = match dim {
@@ -277,7 +475,7 @@ pub(crate) fn solve(p: &Problem, opts: &CcdOptions) -> Option<Toi> {
         y[0] = mid;
         for (t, u, v) in [(ta, ua, va), (tb, ub, vb)] {
             checks += 1;
-            if let Some(c) = evaluate(p, t, u, v, b.depth + 1) {
+            if let Some(c) = evaluate(p, t, u, v, b.depth + 1, &mut best) {
                 heap.push(c);
             }
         }

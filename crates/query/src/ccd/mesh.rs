@@ -57,7 +57,8 @@ pub enum Feature {
 pub struct FeatureToi {
     /// The features.
     pub feature: Feature,
-    /// Time of impact (no contact before `toi.t_lo`).
+    /// Time of impact (no contact before `toi.t_lo`), its status (certified contact or
+    /// undecided) and separation bound.
     pub toi: Toi,
     /// The triangle pair (first mesh, second mesh) the test was run for.
     pub faces: [u32; 2],
@@ -66,14 +67,25 @@ pub struct FeatureToi {
 /// Result of a mesh CCD query.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct MeshCcd {
-    /// Every feature pair that could not be excluded, sorted by feature.
+    /// Every feature pair that could not be excluded, sorted by feature: certified contacts
+    /// and (unless [`super::Undecided::Apart`]) undecided ones, told apart by `toi.status`.
     pub contacts: Vec<FeatureToi>,
+    /// The undecided feature pairs (`toi.status == CcdStatus::Undecided`), sorted by feature,
+    /// listed apart whatever [`super::CcdOptions::undecided`] says.
+    pub undecided: Vec<FeatureToi>,
     /// Earliest time of impact over all contacts (`None`: certified free for the whole step).
     pub earliest: Option<Toi>,
     /// Candidate triangle pairs whose swept boxes overlap.
     pub candidate_pairs: usize,
     /// Elementary tests run (after feature deduplication and the per-feature box filter).
     pub elementary_tests: usize,
+}
+
+impl FeatureToi {
+    /// Whether this contact is certified ([`super::CcdStatus::Contact`]).
+    pub fn is_certified(&self) -> bool {
+        self.toi.is_certified()
+    }
 }
 
 impl MeshCcd {

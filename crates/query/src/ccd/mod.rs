@@ -3,7 +3,10 @@
 //! * Elementary tests: [`vertex_face_toi`] and [`edge_edge_toi`]: conservative (no false
 //!   negatives, ever), inclusion-based bisection over `(t, u, v)` with a rigorous f64 rounding
 //!   bound (see [`inclusion`]). They report the earliest time of impact as a certified interval
-//!   [`Toi`]: no contact happens before `t_lo`.
+//!   [`Toi`]: no contact happens before `t_lo`. Each answer carries its certainty
+//!   ([`CcdStatus`]): a certified contact (a witness `(t, u, v)` within the tolerance), or
+//!   undecided (the check budget ran out), with an upper bound on the separation; `None` is a
+//!   certified no-contact. [`CcdOptions::undecided`] chooses what happens to undecided tests.
 //! * Mesh CCD between two frames ([`mesh`]): swept boxes → LBVH → BVTT → candidate face pairs
 //!   (adjacent ones included) → [`ccd_candidates`] ([`candidates`]): the 15 elementary tests per
 //!   face pair behind certified filters, each feature pair run once (feature ownership). The
@@ -32,9 +35,42 @@ pub struct CcdOptions {
     /// Widest accepted time interval `t_hi - t_lo` once the image is within the tolerance.
     /// Default `1e-4`.
     pub max_time_width: f64,
-    /// Box evaluations per elementary test before it stops and reports a (conservative)
-    /// contact at the earliest live box. Default `10_000`.
+    /// Box evaluations per elementary test before it stops and reports an undecided
+    /// ([`CcdStatus::Undecided`], conservatively a contact) at the earliest live box.
+    /// Default `10_000`.
     pub max_checks: usize,
+    /// What to do with undecided tests. Default [`Undecided::AsContact`].
+    pub undecided: Undecided,
+}
+
+/// What becomes of an elementary test that spent its check budget undecided.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Undecided {
+    /// Report it as a contact with [`CcdStatus::Undecided`] (conservative). Mesh CCD lists it
+    /// in [`MeshCcd::contacts`] (it counts for [`MeshCcd::earliest`]) and again in
+    /// [`MeshCcd::undecided`].
+    #[default]
+    AsContact,
+    /// Mesh CCD lists it only in [`MeshCcd::undecided`], not in `contacts` nor `earliest`: the
+    /// caller decides. (Elementary tests still return it, with its status.)
+    Apart,
+    /// Run it again with this larger budget; what is still undecided then is treated as
+    /// [`Undecided::AsContact`].
+    Refine {
+        /// Box evaluations of the second run.
+        max_checks: usize,
+    },
+}
+
+/// How certain a reported time of impact is (a certified no-contact is `None`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum CcdStatus {
+    /// Certified: at the witness the features are within [`Toi::separation`] `≤ min_separation
+    /// + tolerance` (plus the rounding bound) of each other on every axis.
+    Contact,
+    /// The check budget ran out: no contact before `t_lo` is all that is certified;
+    /// [`Toi::separation`] is the smallest upper bound of the separation found.
+    Undecided,
 }
 
 impl Default for CcdOptions {
@@ -44,19 +80,40 @@ impl Default for CcdOptions {
             min_separation: 0.0,
             max_time_width: 1e-4,
             max_checks: 10_000,
+            undecided: Undecided::AsContact,
         }
     }
 }
 
 /// A certified time of impact: no contact happens at any `t < t_lo`; the earliest box that could
-/// not be excluded spans `[t_lo, t_hi]` (its image is within the tolerance of contact unless the
-/// check budget ran out).
+/// not be excluded spans `[t_lo, t_hi]`. With [`CcdStatus::Contact`] every point of that box is
+/// within the tolerance of contact; with [`CcdStatus::Undecided`] the budget ran out first.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Toi {
     /// Lower bound of the first contact time.
     pub t_lo: f64,
     /// Upper end of the earliest possibly-colliding time interval.
     pub t_hi: f64,
+    /// Certified contact or undecided.
+    pub status: CcdStatus,
+    /// Upper bound of the L∞ distance (per axis, like the tolerance) between the features at
+    /// [`Toi::witness`]: `max_k |F_k(t, u, v)|` with `F` the difference of the two points
+    /// (vertex minus face point, or point of edge a minus point of edge b), rounding included.
+    /// For a contact it is at most `min_separation + tolerance` (+ the rounding bound); for an
+    /// undecided test it is the smallest found, and the true minimum separation lies in
+    /// `[0, separation]`.
+    pub separation: f64,
+    /// `(t, u, v)` where the separation bound holds: vertex–face, `u` and `v` are the
+    /// barycentric weights of the face's second and third corner; edge–edge, the parameters
+    /// along edge a and edge b. For a contact `t == t_lo`.
+    pub witness: [f64; 3],
+}
+
+impl Toi {
+    /// Whether this is a certified contact ([`CcdStatus::Contact`]).
+    pub fn is_certified(&self) -> bool {
+        self.status == CcdStatus::Contact
+    }
 }
 
 /// Bad input to a CCD query.
@@ -187,7 +244,27 @@ pub(crate) fn vertex_face_unchecked(
     opts: &CcdOptions,
 ) -> Option<Toi> {
     let p = inclusion::Problem::vertex_face(start, end, opts.min_separation);
-    inclusion::solve(&p, opts)
+    solve_with_policy(&p, opts)
+}
+
+/// [`inclusion::solve`], run again with the larger budget of [`Undecided::Refine`] when the
+/// first run is undecided.
+fn solve_with_policy(p: &inclusion::Problem, opts: &CcdOptions) -> Option<Toi> {
+    let r = inclusion::solve(p, opts);
+    match (r, opts.undecided) {
+        (Some(t), Undecided::Refine { max_checks })
+            if t.status == CcdStatus::Undecided && max_checks > opts.max_checks =>
+        {
+            inclusion::solve(
+                p,
+                &CcdOptions {
+                    max_checks,
+                    ..*opts
+                },
+            )
+        }
+        _ => r,
+    }
 }
 
 /// [`edge_edge_toi`] without the input check (inputs already validated).
@@ -197,5 +274,5 @@ pub(crate) fn edge_edge_unchecked(
     opts: &CcdOptions,
 ) -> Option<Toi> {
     let p = inclusion::Problem::edge_edge(start, end, opts.min_separation);
-    inclusion::solve(&p, opts)
+    solve_with_policy(&p, opts)
 }
