@@ -49,7 +49,7 @@ pub use gprox_bvh::coons::CoonsOptions;
 pub use gprox_geometry::freeform::{NurbsSurface, ParamRect};
 pub use gprox_geometry::TriMesh;
 pub use gprox_query::broad_phase::{ManyContacts, ObjectPairContacts};
-pub use gprox_query::ccd::{CcdOptions, Feature, FeatureToi, MeshCcd, Toi};
+pub use gprox_query::ccd::{CcdOptions, CcdStatus, Feature, FeatureToi, MeshCcd, Toi, Undecided};
 pub use gprox_query::collide::{CollideOptions, Side};
 pub use gprox_query::distance::{DistanceOptions, DistanceResult};
 pub use gprox_query::freeform::{

@@ -13,6 +13,7 @@ use gprox::geometry::freeform::{parse_bpt, parse_nurbs_json, FreeformModel};
 use gprox::geometry::io::{obj_from_bytes, ply_from_bytes, stl_from_bytes, write_obj, write_stl};
 use gprox::geometry::scene::{torus, Scene};
 use gprox::geometry::transform::Pose64;
+use gprox::geometry::tri_distance::triangle_distance;
 use gprox::geometry::TriMesh;
 use gprox::{
     Affine3A, Backend, CcdOptions, CollideOptions, Context, DistanceOptions, Model, Motion, Vec3,
@@ -353,7 +354,19 @@ proptest! {
         }
         let _ = ctx.collide_any(&m, &id, &m, &pose, &opts);
         let _ = ctx.contacts(&m, &id, &m, &pose, &CollideOptions { margin: 0.1 });
-        let _ = ctx.distance(&m, &id, &m, &pose, &DistanceOptions::default());
+        if let Ok(r) = ctx.distance(&m, &id, &m, &pose, &DistanceOptions::default()) {
+            // The exact distance: the smallest triangle distance over every pair.
+            let (ta, tb) = (
+                oracle::world_triangles(&mesh, &Pose64::IDENTITY),
+                oracle::world_triangles(&mesh, &Pose64::from_affine(&pose)),
+            );
+            let want = ta
+                .iter()
+                .flat_map(|x| tb.iter().map(move |y| triangle_distance(x, y).distance))
+                .fold(f64::INFINITY, f64::min);
+            prop_assert_eq!(r.distance, want);
+            prop_assert!(r.lower <= want);
+        }
         let _ = ctx.penetration(&m, &id, &m, &pose);
         let _ = ctx.self_collide(&m);
         let _ = ctx.collide_many(&[(&m, id), (&m, pose)], &opts);
@@ -378,16 +391,8 @@ proptest! {
             };
             match (dist(&dev, &d), dist(&ctx, &m)) {
                 (Some(g), Some(c)) => {
-                    // Equal (and so certified) while world coordinates stay below 1e30; beyond,
-                    // see `device_distance_near_f32_max` (a known device bug, ignored).
-                    let big = oracle::world_triangles(&mesh, &Pose64::from_affine(&pose))
-                        .iter()
-                        .flatten()
-                        .any(|v| v.abs().max_element() > 1e30);
-                    if !big {
-                        prop_assert_eq!(g.distance, c.distance);
-                        prop_assert_eq!((g.lower, g.upper), (c.lower, c.upper));
-                    }
+                    prop_assert_eq!(g.distance, c.distance);
+                    prop_assert_eq!((g.lower, g.upper), (c.lower, c.upper));
                 }
                 (g, c) => prop_assert_eq!(g.is_some(), c.is_some()),
             }
@@ -395,61 +400,4 @@ proptest! {
             let _ = dev.update(&mut deformed, &moved);
         }
     }
-}
-
-/// Known device bug found by `queries_on_extreme_input`: with world coordinates near f32::MAX
-/// (a non-rigid pose scaling by 1e30 and a translation of 3.4e38) the device distance picks
-/// the pair at `|t|` and reports `lower = upper = 3.4028234663852886e38`, above the exact
-/// distance 3.402823454250789e38 that the CPU finds (pair (0, 1)); the certified bracket is
-/// violated. Ignored until fixed (docs/gpu.md, known issues).
-#[cfg(feature = "emulated")]
-#[test]
-#[ignore = "known device bug at world coordinates near f32::MAX"]
-fn device_distance_near_f32_max() {
-    let p = vec![
-        Vec3::ZERO,
-        Vec3::new(1.4712425, -1.21345, 0.0),
-        Vec3::new(0.0, 0.0, -1e30),
-    ];
-    let mesh = TriMesh::new(p, vec![[2, 0, 2], [1, 0, 0]]).unwrap();
-    let pose = Affine3A::from_cols_array(&[
-        0.0,
-        0.0,
-        1.4785553,
-        0.0,
-        1e30,
-        0.0,
-        1.1098498,
-        -1.169647,
-        0.0,
-        0.0,
-        3.4028235e38,
-        0.0,
-    ]);
-    let id = Affine3A::IDENTITY;
-    let opts = DistanceOptions::default();
-    let cpu = Context::new(Backend::Cpu).unwrap();
-    let dev = Context::new(Backend::Emulated).unwrap();
-    let c = cpu
-        .distance(
-            &cpu.model(mesh.clone()).unwrap(),
-            &id,
-            &cpu.model(mesh.clone()).unwrap(),
-            &pose,
-            &opts,
-        )
-        .unwrap();
-    let g = dev
-        .distance(
-            &dev.model(mesh.clone()).unwrap(),
-            &id,
-            &dev.model(mesh).unwrap(),
-            &pose,
-            &opts,
-        )
-        .unwrap();
-    assert!(
-        g.lower <= c.distance && c.distance <= g.upper,
-        "{g:?} vs {c:?}"
-    );
 }

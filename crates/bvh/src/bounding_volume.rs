@@ -196,7 +196,8 @@ pub fn map_frame(m: &DMat3, frame: &DMat3) -> (DMat3, f64) {
 }
 
 /// The rotation nearest to a near-rotation `m` (polar decomposition by Newton iteration) and
-/// a bound `ε ≥ ‖m − q‖₂`. A singular `m` gives the identity and an infinite bound.
+/// a bound `ε ≥ ‖m − q‖₂`. A singular `m`, or one too ill-conditioned for the iteration to
+/// reach a rotation, gives the identity and an infinite bound.
 pub fn nearest_rotation(m: &DMat3) -> (DMat3, f64) {
     let mut q = *m;
     for _ in 0..8 {
@@ -214,6 +215,16 @@ pub fn nearest_rotation(m: &DMat3) -> (DMat3, f64) {
         if change < 1e-17 {
             break;
         }
+    }
+    // Callers map volumes rigidly by q: an iteration that has not converged to a rotation
+    // (an ill-conditioned m, e.g. scaling by 1e30 along one axis) must not be used as one.
+    let defect = (q.transpose() * q - DMat3::IDENTITY)
+        .to_cols_array()
+        .iter()
+        .map(|x| x.abs())
+        .fold(0.0, f64::max);
+    if !(defect < 1e-12) {
+        return (DMat3::IDENTITY, f64::INFINITY);
     }
     let e = *m - q;
     let frob = e.to_cols_array().iter().map(|x| x * x).sum::<f64>().sqrt();
@@ -498,4 +509,31 @@ pub fn eigen_frame(c: &DMat3) -> DMat3 {
         return DMat3::IDENTITY;
     }
     DMat3::from_cols(x, y, z)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A rotation is its own nearest rotation; an ill-conditioned or singular matrix is never
+    /// returned as a "rotation" that is not one (callers map volumes rigidly by it).
+    #[test]
+    fn nearest_rotation_is_a_rotation_or_refuses() {
+        let r = DMat3::from_rotation_x(0.3) * DMat3::from_rotation_z(-1.1);
+        let (q, eps) = nearest_rotation(&r);
+        assert!((q - r).to_cols_array().iter().all(|x| x.abs() < 1e-15) && eps < 1e-14);
+        let near = r * 1.001;
+        let (q, eps) = nearest_rotation(&near);
+        let defect = (q.transpose() * q - DMat3::IDENTITY).to_cols_array();
+        assert!(defect.iter().all(|x| x.abs() < 1e-12));
+        assert!(eps >= 0.001 * 0.999 && eps < 0.01);
+        // Singular values 1e30, 1.85, 1e-30: Newton's iteration does not reach a rotation.
+        let ill = DMat3::from_cols(
+            DVec3::new(0.0, 1e-30, 0.0),
+            DVec3::new(0.0, 0.0, 1e30),
+            DVec3::new(1.8507465, 0.0, 0.0),
+        );
+        assert_eq!(nearest_rotation(&ill), (DMat3::IDENTITY, f64::INFINITY));
+        assert_eq!(nearest_rotation(&DMat3::ZERO).1, f64::INFINITY);
+    }
 }

@@ -71,7 +71,8 @@ pub fn ccd_cmd(
             .iter()
             .map(|c| {
                 json!({"feature": feature_json(&c.feature), "faces": c.faces,
-                       "t_lo": c.toi.t_lo, "t_hi": c.toi.t_hi})
+                       "t_lo": c.toi.t_lo, "t_hi": c.toi.t_hi,
+                       "certified": c.is_certified(), "separation": c.toi.separation})
             })
             .collect();
         let v = json!({
@@ -82,6 +83,7 @@ pub fn ccd_cmd(
             "toi": r.earliest.map(|t| t.t_lo),
             "toi_hi": r.earliest.map(|t| t.t_hi),
             "count": r.contacts.len(),
+            "undecided": r.undecided.len(),
             "contacts": contacts,
             "candidate_pairs": r.candidate_pairs,
             "elementary_tests": r.elementary_tests,
@@ -107,8 +109,11 @@ pub fn ccd_cmd(
         ),
     }
     println!(
-        "feature pairs that may touch: {} ({} candidate triangle pairs, {} elementary tests)",
+        "feature pairs that may touch: {} ({} certified, {} undecided; {} candidate triangle \
+         pairs, {} elementary tests)",
         r.contacts.len(),
+        r.contacts.iter().filter(|c| c.is_certified()).count(),
+        r.undecided.len(),
         r.candidate_pairs,
         r.elementary_tests
     );
