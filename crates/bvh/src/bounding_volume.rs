@@ -223,7 +223,7 @@ pub fn nearest_rotation(m: &DMat3) -> (DMat3, f64) {
         .iter()
         .map(|x| x.abs())
         .fold(0.0, f64::max);
-    if !(defect < 1e-12) {
+    if defect.is_nan() || defect >= 1e-12 {
         return (DMat3::IDENTITY, f64::INFINITY);
     }
     let e = *m - q;
@@ -526,7 +526,7 @@ mod tests {
         let (q, eps) = nearest_rotation(&near);
         let defect = (q.transpose() * q - DMat3::IDENTITY).to_cols_array();
         assert!(defect.iter().all(|x| x.abs() < 1e-12));
-        assert!(eps >= 0.001 * 0.999 && eps < 0.01);
+        assert!((0.001 * 0.999..0.01).contains(&eps));
         // Singular values 1e30, 1.85, 1e-30: Newton's iteration does not reach a rotation.
         let ill = DMat3::from_cols(
             DVec3::new(0.0, 1e-30, 0.0),
