@@ -2,9 +2,11 @@
 //! one; and many such pairs at once.
 
 use glam::Affine3A;
-use gprox_cuda::ResidentObject;
+use gprox_cuda::{Device, ResidentObject};
 use gprox_geometry::transform::Pose64;
-use gprox_query::collide::{self as cpu, CollideOptions, TrackedCollision};
+use gprox_query::collide::{
+    self as cpu, CollideError, CollideOptions, ModelObject, TrackedCollision,
+};
 use rayon::prelude::*;
 
 use super::{aabb_object, gpu_options, meshes, object, on_device};
@@ -94,17 +96,12 @@ impl Context {
         pose_b: &Affine3A,
         opts: &CollideOptions,
     ) -> Result<Vec<[u32; 2]>, Error> {
-        meshes("collide_all", a, b)?;
-        match &self.device {
-            None => {
-                let (ta, tb) = (a.obb_tree(), b.obb_tree());
-                let (oa, ob) = (object(a, pose_a, &ta), object(b, pose_b, &tb));
-                Ok(cpu::try_collide_all_models(&oa, &ob, opts)?)
-            }
-            Some(d) => on_device(d, a, pose_a, b, pose_b, |oa, ob| {
-                d.collide_all_resident(oa, ob, &gpu_options(opts))
-            }),
-        }
+        self.pair_query(
+            "collide_all",
+            [(a, pose_a), (b, pose_b)],
+            |oa, ob| cpu::try_collide_all_models(oa, ob, opts),
+            |d, oa, ob| d.collide_all_resident(oa, ob, &gpu_options(opts)),
+        )
     }
 
     /// Whether any triangle of `a` intersects any triangle of `b` (or comes within
@@ -126,16 +123,31 @@ impl Context {
         pose_b: &Affine3A,
         opts: &CollideOptions,
     ) -> Result<bool, Error> {
-        meshes("collide_any", a, b)?;
+        self.pair_query(
+            "collide_any",
+            [(a, pose_a), (b, pose_b)],
+            |oa, ob| cpu::try_collide_any_models(oa, ob, opts),
+            |d, oa, ob| d.collide_any_resident(oa, ob, &gpu_options(opts)),
+        )
+    }
+
+    /// A collision query of two posed mesh models: `cpu` on the models' trees of choice, or
+    /// `gpu` on their resident copies on a device context.
+    fn pair_query<R>(
+        &self,
+        query: &'static str,
+        [(a, pose_a), (b, pose_b)]: [(&Model, &Affine3A); 2],
+        cpu: impl FnOnce(&ModelObject<'_>, &ModelObject<'_>) -> Result<R, CollideError>,
+        gpu: impl FnOnce(&Device, &ResidentObject<'_>, &ResidentObject<'_>) -> gprox_cuda::Result<R>,
+    ) -> Result<R, Error> {
+        meshes(query, a, b)?;
         match &self.device {
             None => {
                 let (ta, tb) = (a.obb_tree(), b.obb_tree());
                 let (oa, ob) = (object(a, pose_a, &ta), object(b, pose_b, &tb));
-                Ok(cpu::try_collide_any_models(&oa, &ob, opts)?)
+                Ok(cpu(&oa, &ob)?)
             }
-            Some(d) => on_device(d, a, pose_a, b, pose_b, |oa, ob| {
-                d.collide_any_resident(oa, ob, &gpu_options(opts))
-            }),
+            Some(d) => on_device(d, a, pose_a, b, pose_b, |oa, ob| gpu(d, oa, ob)),
         }
     }
 
