@@ -38,11 +38,15 @@ pub enum Query {
     FreeformCollide,
     /// [`Context::freeform_distance`].
     FreeformDistance,
+    /// [`Context::image_collide`].
+    ImageCollide,
+    /// [`Context::image_self_collide`].
+    ImageSelfCollide,
 }
 
 impl Query {
     /// Every query, in the order above.
-    pub const ALL: [Query; 15] = [
+    pub const ALL: [Query; 17] = [
         Query::Build,
         Query::Update,
         Query::CollideAll,
@@ -58,6 +62,8 @@ impl Query {
         Query::Penetration,
         Query::FreeformCollide,
         Query::FreeformDistance,
+        Query::ImageCollide,
+        Query::ImageSelfCollide,
     ];
 
     /// The method's name.
@@ -78,6 +84,8 @@ impl Query {
             Query::Penetration => "penetration",
             Query::FreeformCollide => "freeform_collide",
             Query::FreeformDistance => "freeform_distance",
+            Query::ImageCollide => "image_collide",
+            Query::ImageSelfCollide => "image_self_collide",
         }
     }
 
@@ -86,7 +94,12 @@ impl Query {
     fn has_kernels(self) -> bool {
         !matches!(
             self,
-            Query::Ccd | Query::Penetration | Query::FreeformCollide | Query::FreeformDistance
+            Query::Ccd
+                | Query::Penetration
+                | Query::FreeformCollide
+                | Query::FreeformDistance
+                | Query::ImageCollide
+                | Query::ImageSelfCollide
         )
     }
 }
