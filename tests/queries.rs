@@ -563,7 +563,12 @@ fn capabilities_list_every_query() {
         for (q, on) in caps {
             let kernels = !matches!(
                 q,
-                Query::Ccd | Query::Penetration | Query::FreeformCollide | Query::FreeformDistance
+                Query::Ccd
+                    | Query::Penetration
+                    | Query::FreeformCollide
+                    | Query::FreeformDistance
+                    | Query::ImageCollide
+                    | Query::ImageSelfCollide
             );
             let want = if on_device && kernels {
                 RunsOn::Device
