@@ -218,6 +218,27 @@ impl Context {
         Model::freeform(surfaces, options)
     }
 
+    /// A trimmed model ([`Model::trimmed`]): trimmed NURBS faces for the geometry-image
+    /// queries ([`Context::image_collide`], [`Context::image_self_collide`]), which run on the
+    /// CPU on every backend.
+    ///
+    /// ```
+    /// use gprox::geometry::freeform::{NurbsSurface, TrimmedFace};
+    /// use gprox::{Backend, Context, DVec3, ModelKind, ModelOptions};
+    /// let ctx = Context::new(Backend::Cpu).unwrap();
+    /// let pts = (0..4).map(|k| DVec3::new((k / 2) as f64, (k % 2) as f64, 0.0)).collect();
+    /// let face = TrimmedFace::untrimmed(NurbsSurface::bezier([1, 1], pts, None).unwrap()).unwrap();
+    /// let m = ctx.trimmed_model(vec![face], &ModelOptions::default()).unwrap();
+    /// assert_eq!(m.kind(), ModelKind::Trimmed);
+    /// ```
+    pub fn trimmed_model(
+        &self,
+        faces: Vec<gprox_geometry::freeform::TrimmedFace>,
+        options: &ModelOptions,
+    ) -> Result<Model, Error> {
+        Model::trimmed(faces, options)
+    }
+
     /// Moves a model's vertices to `positions` (same count) and refits its BVH on this
     /// backend: on a device, the positions are uploaded once and the resident tree refit
     /// there (the host tree is refit only when asked for, see [`Model::bvh`]). The model's

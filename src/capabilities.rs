@@ -45,11 +45,15 @@ pub enum Query {
     FreeformCollide,
     /// [`Context::freeform_distance`].
     FreeformDistance,
+    /// [`Context::image_collide`].
+    ImageCollide,
+    /// [`Context::image_self_collide`].
+    ImageSelfCollide,
 }
 
 impl Query {
     /// Every query, in the order above.
-    pub const ALL: [Query; 18] = [
+    pub const ALL: [Query; 20] = [
         Query::Build,
         Query::Update,
         Query::CollideAll,
@@ -68,6 +72,8 @@ impl Query {
         Query::SampledSeparation,
         Query::FreeformCollide,
         Query::FreeformDistance,
+        Query::ImageCollide,
+        Query::ImageSelfCollide,
     ];
 
     /// The method's name.
@@ -91,6 +97,8 @@ impl Query {
             Query::SampledSeparation => "sampled_separation",
             Query::FreeformCollide => "freeform_collide",
             Query::FreeformDistance => "freeform_distance",
+            Query::ImageCollide => "image_collide",
+            Query::ImageSelfCollide => "image_self_collide",
         }
     }
 
@@ -105,6 +113,8 @@ impl Query {
                 | Query::SampledSeparation
                 | Query::FreeformCollide
                 | Query::FreeformDistance
+                | Query::ImageCollide
+                | Query::ImageSelfCollide
         )
     }
 }

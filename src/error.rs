@@ -41,6 +41,13 @@ pub enum Error {
     /// Invalid freeform input (no surfaces, a surface that cannot be tessellated).
     #[error(transparent)]
     Freeform(#[from] gprox_geometry::freeform::FreeformError),
+    /// Invalid trim loops of a trimmed face (open, outside the domain, crossing).
+    #[error(transparent)]
+    Trim(#[from] gprox_geometry::freeform::TrimError),
+    /// A geometry image could not be made (bad accuracy, a grid too large for it, trim loops
+    /// that cannot be flattened, a non-finite pose).
+    #[error(transparent)]
+    GeometryImage(#[from] gprox_query::geometry_image::GeometryImageError),
     /// The Coons BVH of a freeform model could not be built.
     #[error(transparent)]
     Coons(#[from] gprox_bvh::coons::CoonsError),

@@ -10,7 +10,9 @@
 //!   [`Context::collide_any`] / [`Context::contacts`], [`Context::self_collide`],
 //!   [`Context::ccd`] / [`Context::ccd_self`], [`Context::distance`],
 //!   [`Context::penetration`], [`Context::collide_many`] / [`Context::collide_batch`],
-//!   [`Context::freeform_collide`] / [`Context::freeform_distance`];
+//!   [`Context::freeform_collide`] / [`Context::freeform_distance`],
+//!   [`Context::image_collide`] / [`Context::image_self_collide`] (geometry images of trimmed
+//!   NURBS faces, [`Model::trimmed`]);
 //!   [`Context::capabilities`] says which run on the device.
 //! * [`collide_all`] / [`collide_any`] are one-shot shortcuts.
 //! * [`render`] draws the results; the sub-crates are re-exported as [`geometry`], [`bvh`],
@@ -46,6 +48,7 @@ pub use capabilities::{Query, RunsOn};
 pub use error::Error;
 pub use glam::{Affine3A, DVec3, EulerRot, Quat, Vec3};
 pub use gprox_bvh::coons::CoonsOptions;
+pub use gprox_geometry::freeform::TrimmedFace;
 pub use gprox_geometry::freeform::{NurbsSurface, ParamRect};
 pub use gprox_geometry::TriMesh;
 pub use gprox_query::broad_phase::{ManyContacts, ObjectPairContacts};
@@ -56,14 +59,15 @@ pub use gprox_query::freeform::{
     CollisionPair as FreeformPair, DistanceOptions as FreeformDistanceOptions, FreeformContact,
     FreeformContacts, FreeformDistance,
 };
+pub use gprox_query::geometry_image::{Mode as ImageMode, TexelPair};
 pub use gprox_query::image_space::{
     Contact as ImageSpaceContact, DistanceField, DistanceSample, ImageSpaceError,
     ImageSpaceOptions, Intersection, IntersectionSample, Lattice, Separation, SurfacePoint,
 };
 pub use gprox_query::penetration::{PenetratingVertex, Penetration};
 pub use model::{Model, ModelKind};
-pub use options::{CollisionTree, ModelOptions};
-pub use queries::{Contact, Motion, PairFront};
+pub use options::{CollisionTree, GeometryImageOptions, ModelOptions};
+pub use queries::{Contact, ImageContacts, Motion, PairFront};
 
 /// Every intersecting triangle pair between `a` (placed by `pose_a`) and `b` (by `pose_b`) on
 /// `backend`: `(face of a, face of b)`, sorted, no duplicates. Opens the backend for this one

@@ -8,8 +8,10 @@ use gprox_bvh::obb::Obb;
 use gprox_bvh::{bv_tree::BvTree, lbvh, refit, refit_plan::MeshRefitPlan, rss::Rss, Bvh};
 use gprox_cuda::distance::ResidentDistanceMesh;
 use gprox_cuda::{Device, ResidentMesh};
-use gprox_geometry::freeform::{FreeformModel, NurbsSurface};
+use gprox_geometry::freeform::{FreeformModel, NurbsSurface, TrimmedFace};
+use gprox_geometry::transform::Pose64;
 use gprox_geometry::TriMesh;
+use gprox_query::geometry_image::{GeometryImage, HierarchyImage, ImageSpec};
 use gprox_query::self_collide::Topology;
 
 use crate::options::{CollisionTree, ModelOptions};
@@ -25,6 +27,10 @@ pub enum ModelKind {
     /// ([`Context::freeform_collide`](crate::Context::freeform_collide),
     /// [`Context::freeform_distance`](crate::Context::freeform_distance)).
     Freeform,
+    /// Trimmed NURBS faces: the geometry-image queries
+    /// ([`Context::image_collide`](crate::Context::image_collide),
+    /// [`Context::image_self_collide`](crate::Context::image_self_collide)).
+    Trimmed,
 }
 
 impl std::fmt::Display for ModelKind {
@@ -32,6 +38,7 @@ impl std::fmt::Display for ModelKind {
         f.write_str(match self {
             Self::Mesh => "mesh",
             Self::Freeform => "freeform",
+            Self::Trimmed => "trimmed",
         })
     }
 }
@@ -42,6 +49,19 @@ struct Freeform {
     surfaces: Vec<NurbsSurface>,
     coons_options: CoonsOptions,
     coons: OnceLock<Arc<CoonsBvh>>,
+}
+
+/// The geometry images of a trimmed model at one pose and accuracy, with their hierarchies.
+pub(crate) type Images = Arc<Vec<(GeometryImage, HierarchyImage)>>;
+
+/// The faces of a trimmed model, their size and their last geometry images.
+#[derive(Debug)]
+struct Trimmed {
+    faces: Vec<TrimmedFace>,
+    /// The largest side of the control box (accuracies are relative to it).
+    unit: f64,
+    /// The last images: accuracy, pose, with sign bytes, images.
+    images: Mutex<Option<(f64, Pose64, bool, Images)>>,
 }
 
 /// A triangle mesh and its LBVH, ready for queries on any backend.
@@ -93,6 +113,8 @@ pub struct Model {
     options: ModelOptions,
     /// The surfaces of a freeform model (`mesh` is then their tessellation, for display).
     freeform: Option<Arc<Freeform>>,
+    /// The faces of a trimmed model (`mesh` is then their untrimmed surfaces' tessellation).
+    trimmed: Option<Arc<Trimmed>>,
 }
 
 /// A model's copy on one device, at one version of its positions.
@@ -120,6 +142,7 @@ impl Clone for Model {
             obb_tree: Mutex::new(None),
             options: self.options,
             freeform: self.freeform.clone(),
+            trimmed: self.trimmed.clone(),
         }
     }
 }
@@ -166,11 +189,106 @@ impl Model {
         Ok(m)
     }
 
+    /// A trimmed model: trimmed NURBS `faces` (model coordinates) for the geometry-image
+    /// queries, whose images are made on first use at the query's pose and accuracy (and
+    /// regenerated when either changes). [`Model::mesh`] is the tessellation of the faces'
+    /// untrimmed surfaces within `options.tessellation` × the model's size, for display only:
+    /// mesh and freeform queries on a trimmed model give [`Error::Unsupported`]. Errors on an
+    /// empty list or a surface that cannot be tessellated.
+    ///
+    /// ```
+    /// use gprox::geometry::freeform::{NurbsSurface, TrimmedFace};
+    /// use gprox::{DVec3, Model, ModelKind, ModelOptions};
+    /// let pts = (0..4).map(|k| DVec3::new((k / 2) as f64, (k % 2) as f64, 0.0)).collect();
+    /// let face = TrimmedFace::untrimmed(NurbsSurface::bezier([1, 1], pts, None)?)?;
+    /// let m = Model::trimmed(vec![face], &ModelOptions::default())?;
+    /// assert_eq!((m.kind(), m.trimmed_faces().unwrap().len()), (ModelKind::Trimmed, 1));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn trimmed(faces: Vec<TrimmedFace>, options: &ModelOptions) -> Result<Self, Error> {
+        let model = FreeformModel::new(faces.iter().map(|f| f.surface().clone()).collect())?;
+        let mesh = model.tessellate(options.tessellation * model.unit())?;
+        let mut m = Self::with_options(mesh, options);
+        m.trimmed = Some(Arc::new(Trimmed {
+            faces,
+            unit: model.unit(),
+            images: Mutex::new(None),
+        }));
+        Ok(m)
+    }
+
+    /// The faces of a trimmed model (`None` otherwise).
+    pub fn trimmed_faces(&self) -> Option<&[TrimmedFace]> {
+        self.trimmed.as_ref().map(|t| t.faces.as_slice())
+    }
+
+    /// The geometry images of a trimmed model's faces under `pose` at accuracy `epsilon`
+    /// relative to the model's size, with their hierarchies (sign bytes when `signs`): the
+    /// last ones when pose and accuracy are the same, their positions updated when only the
+    /// pose moved without changing the grid, else new ones. [`Error::Unsupported`] for other
+    /// models.
+    pub(crate) fn geometry_images(
+        &self,
+        query: &'static str,
+        which: &'static str,
+        pose: &Pose64,
+        epsilon: f64,
+        signs: bool,
+    ) -> Result<Images, Error> {
+        let Some(t) = self.trimmed.as_ref() else {
+            return Err(self.unsupported(ModelKind::Trimmed, query, which));
+        };
+        let eps = epsilon * t.unit;
+        let mut slot = t.images.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((e, p, s, imgs)) = slot.as_ref() {
+            if *e == eps && p == pose && (*s || !signs) {
+                return Ok(imgs.clone());
+            }
+        }
+        let mut old = slot.take().and_then(|(e, _, s, imgs)| {
+            (e == eps && s == signs)
+                .then(|| Arc::try_unwrap(imgs).ok())
+                .flatten()
+        });
+        let mut out = Vec::with_capacity(t.faces.len());
+        for (k, f) in t.faces.iter().enumerate() {
+            let id = k as u32;
+            let Some(spec) = ImageSpec::new(id, f.surface(), pose, eps, None)? else {
+                continue;
+            };
+            let reuse = old
+                .as_mut()
+                .and_then(|o| o.iter().position(|(i, _)| i.face == id && i.spec == spec))
+                .and_then(|at| old.as_mut().map(|o| o.swap_remove(at)));
+            let (img, h) = match reuse {
+                Some((mut img, mut h)) => {
+                    img.update_positions(f.surface(), pose)?;
+                    h.rebuild(&img);
+                    (img, h)
+                }
+                None => {
+                    let img = GeometryImage::from_spec(id, f, pose, spec)?;
+                    let h = if signs {
+                        HierarchyImage::build_with_signs(&img)
+                    } else {
+                        HierarchyImage::build(&img)
+                    };
+                    (img, h)
+                }
+            };
+            out.push((img, h));
+        }
+        let imgs = Arc::new(out);
+        *slot = Some((eps, *pose, signs, imgs.clone()));
+        Ok(imgs)
+    }
+
     /// What the model is made of.
     pub fn kind(&self) -> ModelKind {
-        match self.freeform {
-            None => ModelKind::Mesh,
-            Some(_) => ModelKind::Freeform,
+        match (&self.freeform, &self.trimmed) {
+            (Some(_), _) => ModelKind::Freeform,
+            (None, Some(_)) => ModelKind::Trimmed,
+            (None, None) => ModelKind::Mesh,
         }
     }
 
@@ -329,6 +447,9 @@ impl Model {
                 ModelKind::Freeform => {
                     "freeform queries need freeform models (`Context::freeform_model`)"
                 }
+                ModelKind::Trimmed => {
+                    "geometry-image queries need trimmed models (`Context::trimmed_model`)"
+                }
             },
         }
     }
@@ -440,6 +561,7 @@ impl Model {
             obb_tree: Mutex::new(None),
             options: ModelOptions::default(),
             freeform: None,
+            trimmed: None,
         }
     }
 

@@ -38,3 +38,28 @@ impl Default for ModelOptions {
         }
     }
 }
+
+/// Options of the geometry-image queries ([`Context::image_collide`](crate::Context::image_collide),
+/// [`Context::image_self_collide`](crate::Context::image_self_collide)).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GeometryImageOptions {
+    /// The accuracy ε relative to each model's size (the largest side of its control box):
+    /// approximate pairs are within 2ε of each other and none is missed.
+    pub epsilon: f64,
+    /// Approximate (overlapping padded quad boxes, the paper's mode) or exact (intersecting
+    /// quad triangles).
+    pub mode: gprox_query::geometry_image::Mode,
+    /// Self-collision only: prune regions whose normals share a direction (the paper's normal
+    /// test).
+    pub normal_test: bool,
+}
+
+impl Default for GeometryImageOptions {
+    fn default() -> Self {
+        Self {
+            epsilon: 1e-3,
+            mode: gprox_query::geometry_image::Mode::Approximate,
+            normal_test: true,
+        }
+    }
+}

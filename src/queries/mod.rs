@@ -7,6 +7,7 @@ mod collide;
 mod contact;
 mod distance;
 mod freeform;
+mod geometry_image;
 mod image_space;
 mod penetration;
 mod self_collide;
@@ -15,6 +16,7 @@ mod world;
 pub use ccd::Motion;
 pub use collide::PairFront;
 pub use contact::Contact;
+pub use geometry_image::ImageContacts;
 
 use glam::Affine3A;
 use gprox_cuda::{Device, GpuCollideOptions, ResidentObject};

@@ -271,9 +271,17 @@ mod tests {
             let us: Vec<f64> = (0..=9).map(|i| i as f64 / 9.0).collect();
             let vs: Vec<f64> = (0..=7).map(|j| j as f64 / 7.0).collect();
             let g = GridEvaluator::new(&s, &us, &vs);
+            // A rotation about z by 0.7 with a scale of 1.5 and a shift.
+            let (sn, cs) = 0.7f64.sin_cos();
+            let rows = [[1.5 * cs, -1.5 * sn, 0.0, 0.3], [1.5 * sn, 1.5 * cs, 0.0, -2.0], [0.0, 0.0, 1.5, 0.5]];
+            let mut moved = g.clone();
+            moved.transform(&rows);
             for (j, &v) in vs.iter().enumerate() {
                 for (i, &u) in us.iter().enumerate() {
-                    prop_assert!(g.point(i, j).distance(s.point(u, v)) < 1e-12);
+                    let x = s.point(u, v);
+                    prop_assert!(g.point(i, j).distance(x) < 1e-12);
+                    let y = rows.map(|r| r[0] * x.x + r[1] * x.y + r[2] * x.z + r[3]);
+                    prop_assert!(moved.point(i, j).distance(y.into()) < 1e-11);
                 }
             }
         }

@@ -56,6 +56,16 @@ impl GridEvaluator {
         }
     }
 
+    /// Applies the affine map with rows `rows` (acting on `(x, y, z, 1)`, e.g. a pose) to the
+    /// surface: the homogeneous column points are mapped once, so every grid point then comes
+    /// out transformed at no cost per point (an affine map commutes with the rational sum).
+    pub fn transform(&mut self, rows: &[[f64; 4]; 3]) {
+        let row = |r: &[f64; 4], h: DVec4| ((r[0] * h.x + r[1] * h.y) + r[2] * h.z) + r[3] * h.w;
+        for c in &mut self.columns {
+            *c = DVec4::new(row(&rows[0], *c), row(&rows[1], *c), row(&rows[2], *c), c.w);
+        }
+    }
+
     /// Number of u samples.
     pub fn width(&self) -> usize {
         self.nu

@@ -10,7 +10,7 @@
 
 use glam::{DVec2, Vec3};
 use gprox_bvh::aabb::Aabb;
-use gprox_geometry::freeform::{apply_pose, GridEvaluator, NurbsSurface, TrimmedFace};
+use gprox_geometry::freeform::{GridEvaluator, NurbsSurface, TrimmedFace};
 use gprox_geometry::transform::Pose64;
 use rayon::prelude::*;
 
@@ -48,6 +48,17 @@ impl GeometryImage {
         let Some(spec) = ImageSpec::new(id, face.surface(), pose, eps, clip)? else {
             return Ok(None);
         };
+        Self::from_spec(id, face, pose, spec).map(Some)
+    }
+
+    /// The image of `face` under `pose` on the grid of `spec` (normally from [`ImageSpec::new`];
+    /// a hand-made spec keeps its σ padding but not the ε guarantee).
+    pub fn from_spec(
+        id: u32,
+        face: &TrimmedFace,
+        pose: &Pose64,
+        spec: ImageSpec,
+    ) -> Result<Self, GeometryImageError> {
         let poly = face
             .flatten(spec.trim_tolerance)
             .map_err(|source| GeometryImageError::Trim { face: id, source })?;
@@ -72,7 +83,7 @@ impl GeometryImage {
             pad: 0.0,
         };
         img.update_positions(face.surface(), pose)?;
-        Ok(Some(img))
+        Ok(img)
     }
 
     /// Texels along u.
@@ -97,7 +108,8 @@ impl GeometryImage {
             return Err(GeometryImageError::NonFinitePose { face: self.face });
         }
         let w = self.spec.width;
-        let eval = GridEvaluator::new(surface, &self.spec.us(), &self.spec.vs());
+        let mut eval = GridEvaluator::new(surface, &self.spec.us(), &self.spec.vs());
+        eval.transform(&pose.rows);
         let max_abs = self
             .positions
             .par_chunks_mut(w)
@@ -105,7 +117,7 @@ impl GeometryImage {
             .map(|(j, row)| {
                 let mut m = 0.0f64;
                 for (i, out) in row.iter_mut().enumerate() {
-                    let p = apply_pose(pose, eval.point(i, j));
+                    let p = eval.point(i, j);
                     m = m.max(p.abs().max_element());
                     *out = p.as_vec3();
                 }

@@ -21,7 +21,9 @@ pub use image::GeometryImage;
 pub use resolution::ImageSpec;
 pub use self_collide::self_collide_image;
 
-pub use traverse::{collide_images, collide_models, Mode, TexelPair};
+pub use traverse::{
+    collide_images, collide_images_with, collide_models, Mode, TexelPair, TraversalBuffers,
+};
 
 use gprox_geometry::freeform::TrimError;
 

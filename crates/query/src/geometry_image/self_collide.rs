@@ -11,7 +11,7 @@
 use rayon::prelude::*;
 
 use super::hierarchy::{is_empty, Level};
-use super::traverse::{children, quads_intersect, NodePair};
+use super::traverse::{children, quads_intersect, TraversalBuffers};
 use super::{GeometryImage, HierarchyImage, Mode, TexelPair};
 
 /// Whether two nodes of `level` are the same or adjacent (share an edge or a corner).
@@ -37,13 +37,15 @@ fn survives(level: &Level, p: u32, q: u32, normal_test: bool) -> bool {
         return false;
     }
     !(normal_test
+        && !level.signs.is_empty()
         && near(level, p, q)
         && common_direction(&level.signs[p as usize], &level.signs[q as usize]))
 }
 
 /// Every pair of non-adjacent quads of `img` whose padded boxes overlap (approximate) or whose
 /// triangles intersect (exact), each once with the smaller quad in Z order first, sorted;
-/// `normal_test` prunes regions whose normals share a direction.
+/// `normal_test` prunes regions whose normals share a direction (it reads the sign bytes of a
+/// hierarchy made by [`HierarchyImage::build_with_signs`]; without them nothing is pruned).
 pub fn self_collide_image(
     img: &GeometryImage,
     h: &HierarchyImage,
@@ -54,41 +56,38 @@ pub fn self_collide_image(
     if is_empty(&h.levels[top].boxes[0]) {
         return Vec::new();
     }
-    let mut frontier: Vec<NodePair> = vec![(0, 0)];
     if normal_test && top > 0 && !survives(&h.levels[top], 0, 0, true) {
         return Vec::new();
     }
+    let mut bufs = TraversalBuffers::default();
+    bufs.start((0, 0));
     for l in (1..=top).rev() {
-        let (up, low) = (&h.levels[l], &h.levels[l - 1]);
-        frontier = frontier
-            .par_iter()
-            .flat_map_iter(|&(p, q)| {
-                let cp: Vec<u32> = children(up, low, p).collect();
-                let cq: Vec<u32> = children(up, low, q).collect();
-                let mut out = Vec::new();
-                for (k, &x) in cp.iter().enumerate() {
-                    let from = if p == q { k } else { 0 };
-                    for &y in &cq[from..] {
-                        if l - 1 == 0 && near(low, x, y) {
-                            continue;
-                        }
-                        if survives(low, x, y, normal_test) {
-                            out.push((x, y));
-                        }
+        let (uw, low) = (h.levels[l].width, &h.levels[l - 1]);
+        let alive = bufs.step(|(p, q), out| {
+            let (cp, kp) = children(uw, low, p);
+            let (cq, kq) = children(uw, low, q);
+            for (k, &x) in cp[..kp].iter().enumerate() {
+                let from = if p == q { k } else { 0 };
+                for &y in &cq[from..kq] {
+                    if l - 1 == 0 && near(low, x, y) {
+                        continue;
+                    }
+                    if survives(low, x, y, normal_test) {
+                        out.push((x, y));
                     }
                 }
-                out.into_iter()
-            })
-            .collect();
-        if frontier.is_empty() {
+            }
+        });
+        if !alive {
             return Vec::new();
         }
     }
     let w = h.levels[0].width as u32;
-    let mut out: Vec<TexelPair> = frontier
-        .into_par_iter()
-        .filter(|&(p, q)| top > 0 || p != q)
-        .map(|(p, q)| TexelPair {
+    let mut out: Vec<TexelPair> = bufs
+        .frontier()
+        .par_iter()
+        .filter(|&&(p, q)| top > 0 || p != q)
+        .map(|&(p, q)| TexelPair {
             face_a: img.face,
             quad_a: [p % w, p / w],
             face_b: img.face,

@@ -38,7 +38,7 @@ fn image(id: u32, f: &TrimmedFace, eps: f64) -> (GeometryImage, HierarchyImage) 
     let img = GeometryImage::generate(id, f, &Pose64::IDENTITY, eps, None)
         .unwrap()
         .unwrap();
-    let h = HierarchyImage::build(&img);
+    let h = HierarchyImage::build_with_signs(&img);
     (img, h)
 }
 
@@ -169,6 +169,13 @@ fn hierarchy_matches_brute_force() {
     let f = sheet(&h, DVec3::ZERO, false);
     let (img, hi) = image(0, &f, 0.037);
     assert!(img.width() % 2 == 0 || img.height() % 2 == 0 || hi.levels[0].width % 2 == 1);
+    // Without signs: the same boxes, no sign bytes.
+    let plain = HierarchyImage::build(&img);
+    assert_eq!(plain.levels.len(), hi.levels.len());
+    for (p, l) in plain.levels.iter().zip(&hi.levels) {
+        assert_eq!(p.boxes, l.boxes);
+        assert!(p.signs.is_empty() && l.signs.len() == l.boxes.len());
+    }
     for (l, level) in hi.levels.iter().enumerate() {
         for y in 0..level.height {
             for x in 0..level.width {
@@ -460,5 +467,35 @@ fn stencil_agrees_with_trim_samples() {
             }
         }
         assert!(checked >= 150, "{m}: {checked}");
+    }
+}
+
+/// Buffers reused across frames of a deforming pair give the answers of fresh traversals, and a
+/// hierarchy rebuilt in place equals a fresh one, also when the grid size changes between them.
+#[test]
+fn reused_buffers_and_rebuilds_match_fresh_runs() {
+    let mut bufs = TraversalBuffers::default();
+    let mut out = Vec::new();
+    let (mut ha, mut hb) = (HierarchyImage::default(), HierarchyImage::default());
+    for (k, eps) in [0.05, 0.2, 0.08].into_iter().enumerate() {
+        let t = k as f64 * 0.1;
+        let h: Vec<f64> = (0..16)
+            .map(|i| 0.3 * ((i as f64 + t) * 1.3).sin())
+            .collect();
+        let g: Vec<f64> = (0..16)
+            .map(|i| 0.3 * ((i as f64 - t) * 0.7).cos())
+            .collect();
+        let (a, fa) = image(0, &sheet(&h, DVec3::ZERO, false), eps);
+        let (b, _) = image(1, &sheet(&g, DVec3::new(0.2, 0.1, 0.0), false), eps);
+        ha.rebuild(&a);
+        hb.rebuild(&b);
+        assert_eq!(ha.levels.len(), fa.levels.len());
+        for (x, y) in ha.levels.iter().zip(&fa.levels) {
+            assert_eq!(x.boxes, y.boxes);
+        }
+        collide_images_with((&a, &ha), (&b, &hb), Mode::Approximate, &mut bufs, &mut out);
+        let expect = brute(&a, &b, Mode::Approximate);
+        assert!(!expect.is_empty());
+        assert_eq!(out, expect);
     }
 }

@@ -57,15 +57,74 @@ impl TexelPair {
 /// A node pair: node indices `y * width + x` in the current levels of A and B.
 pub(crate) type NodePair = (u32, u32);
 
-/// The existing children of node `k` of `upper` in the level below (`lower`).
+/// The existing children of node `k` of a level `upper_width` wide in the level below
+/// (`lower`): their indices and count, without allocation.
 #[inline]
-pub(crate) fn children(upper: &Level, lower: &Level, k: u32) -> impl Iterator<Item = u32> + Clone {
-    let (x, y) = (k as usize % upper.width, k as usize / upper.width);
+pub(crate) fn children(upper_width: usize, lower: &Level, k: u32) -> ([u32; 4], usize) {
+    let (x, y) = (k as usize % upper_width, k as usize / upper_width);
     let (w, h) = (lower.width, lower.height);
-    (0..4usize).filter_map(move |c| {
+    let (mut out, mut n) = ([0u32; 4], 0);
+    for c in 0..4usize {
         let (cx, cy) = (2 * x + (c & 1), 2 * y + (c >> 1));
-        (cx < w && cy < h).then_some((cy * w + cx) as u32)
-    })
+        if cx < w && cy < h {
+            out[n] = (cy * w + cx) as u32;
+            n += 1;
+        }
+    }
+    (out, n)
+}
+
+/// Pairs per compaction chunk.
+const CHUNK: usize = 2048;
+
+/// Work buffers of the traversal, kept across frames so that a frame allocates nothing once they
+/// have grown: the frontier and the per-chunk survivor lists of the compaction.
+#[derive(Clone, Debug, Default)]
+pub struct TraversalBuffers {
+    frontier: Vec<NodePair>,
+    next: Vec<NodePair>,
+    chunks: Vec<Vec<NodePair>>,
+    keys: Vec<u64>,
+}
+
+impl TraversalBuffers {
+    /// One traversal step: `expand` writes the surviving children of each pair of the frontier;
+    /// rayon splits the frontier into chunks, each writes its survivors to its own buffer, and
+    /// the buffers are concatenated in order into the new frontier (the compaction). Returns
+    /// whether any pair survives.
+    pub(crate) fn step(&mut self, expand: impl Fn(NodePair, &mut Vec<NodePair>) + Sync) -> bool {
+        let n = self.frontier.len().div_ceil(CHUNK);
+        if self.chunks.len() < n {
+            self.chunks.resize_with(n, Vec::new);
+        }
+        let chunks = &mut self.chunks[..n];
+        self.frontier
+            .par_chunks(CHUNK)
+            .zip(chunks.par_iter_mut())
+            .for_each(|(pairs, out)| {
+                out.clear();
+                for &p in pairs {
+                    expand(p, out);
+                }
+            });
+        self.next.clear();
+        for c in chunks.iter() {
+            self.next.extend_from_slice(c);
+        }
+        std::mem::swap(&mut self.frontier, &mut self.next);
+        !self.frontier.is_empty()
+    }
+
+    /// Starts a traversal at the pair `root`.
+    pub(crate) fn start(&mut self, root: NodePair) {
+        self.frontier.clear();
+        self.frontier.push(root);
+    }
+
+    /// The current frontier.
+    pub(crate) fn frontier(&self) -> &[NodePair] {
+        &self.frontier
+    }
 }
 
 /// Exact test of the two triangles of each quad.
@@ -86,75 +145,103 @@ pub(crate) fn quads_intersect(
 
 /// All pairs of quads of `a` and `b` whose padded boxes overlap (approximate mode) or whose
 /// triangles intersect (exact mode), sorted. The hierarchies must be built from the images.
+/// [`collide_images_with`] reuses buffers across frames.
 pub fn collide_images(
     a: (&GeometryImage, &HierarchyImage),
     b: (&GeometryImage, &HierarchyImage),
     mode: Mode,
 ) -> Vec<TexelPair> {
+    let mut out = Vec::new();
+    collide_images_with(a, b, mode, &mut TraversalBuffers::default(), &mut out);
+    out
+}
+
+/// [`collide_images`] writing into `out` (cleared first) with the work buffers `bufs`.
+pub fn collide_images_with(
+    a: (&GeometryImage, &HierarchyImage),
+    b: (&GeometryImage, &HierarchyImage),
+    mode: Mode,
+    bufs: &mut TraversalBuffers,
+    out: &mut Vec<TexelPair>,
+) {
+    out.clear();
     let (ha, hb) = (a.1, b.1);
     if !ha.root().overlaps(&hb.root()) {
-        return Vec::new();
+        return;
     }
     let (mut la, mut lb) = (ha.levels.len() - 1, hb.levels.len() - 1);
-    let mut frontier: Vec<NodePair> = vec![(0, 0)];
+    bufs.start((0, 0));
     let mut tested = false;
     while la > 0 || lb > 0 {
         let (da, db) = (la > 0 && la >= lb, lb > 0 && lb >= la);
         let (na, nb) = (if da { la - 1 } else { la }, if db { lb - 1 } else { lb });
-        let (ua, lwa) = (&ha.levels[la], &ha.levels[na]);
-        let (ub, lwb) = (&hb.levels[lb], &hb.levels[nb]);
+        let (wa, lwa) = (ha.levels[la].width, &ha.levels[na]);
+        let (wb, lwb) = (hb.levels[lb].width, &hb.levels[nb]);
         let fanout = if da { 4 } else { 1 } * if db { 4 } else { 1 };
-        let test = tested || frontier.len() * fanout >= MIN_PAIRS;
+        let test = tested || bufs.frontier().len() * fanout >= MIN_PAIRS;
         tested = test;
-        frontier = frontier
-            .par_iter()
-            .flat_map_iter(|&(x, y)| {
-                let ca: Vec<u32> = if da {
-                    children(ua, lwa, x).collect()
-                } else {
-                    vec![x]
-                };
-                let cb: Vec<u32> = if db {
-                    children(ub, lwb, y).collect()
-                } else {
-                    vec![y]
-                };
-                let mut out = Vec::with_capacity(ca.len() * cb.len());
-                for &p in &ca {
-                    let bp = &lwa.boxes[p as usize];
-                    if is_empty(bp) {
-                        continue;
-                    }
-                    for &q in &cb {
-                        let bq = &lwb.boxes[q as usize];
-                        if (!test && !is_empty(bq)) || bp.overlaps(bq) {
-                            out.push((p, q));
-                        }
+        let alive = bufs.step(|(x, y), out| {
+            let (ca, ka) = if da {
+                children(wa, lwa, x)
+            } else {
+                ([x, 0, 0, 0], 1)
+            };
+            let (cb, kb) = if db {
+                children(wb, lwb, y)
+            } else {
+                ([y, 0, 0, 0], 1)
+            };
+            for &p in &ca[..ka] {
+                let bp = &lwa.boxes[p as usize];
+                if is_empty(bp) {
+                    continue;
+                }
+                for &q in &cb[..kb] {
+                    let bq = &lwb.boxes[q as usize];
+                    if (!test && !is_empty(bq)) || bp.overlaps(bq) {
+                        out.push((p, q));
                     }
                 }
-                out.into_iter()
-            })
-            .collect();
+            }
+        });
         (la, lb) = (na, nb);
-        if frontier.is_empty() {
-            return Vec::new();
+        if !alive {
+            return;
         }
     }
+    // Leaf pairs as packed keys (i_a, j_a, i_b, j_b), 16 bits each (sides are below
+    // 2^13), so the sort compares one u64: the order of `TexelPair` for fixed faces.
     let (wa, wb) = (ha.levels[0].width as u32, hb.levels[0].width as u32);
+    let (la0, lb0) = (&ha.levels[0], &hb.levels[0]);
+    let key = |p: u32, q: u32| {
+        (u64::from(p % wa) << 48)
+            | (u64::from(p / wa) << 32)
+            | (u64::from(q % wb) << 16)
+            | u64::from(q / wb)
+    };
+    bufs.keys.clear();
+    bufs.keys.par_extend(
+        bufs.frontier
+            .par_iter()
+            .filter(|&&(p, q)| la0.boxes[p as usize].overlaps(&lb0.boxes[q as usize]))
+            .map(|&(p, q)| key(p, q)),
+    );
+    bufs.keys.par_sort_unstable();
     let (fa, fb) = (a.0.face, b.0.face);
-    let mut out: Vec<TexelPair> = frontier
-        .into_par_iter()
-        .filter(|&(p, q)| ha.levels[0].boxes[p as usize].overlaps(&hb.levels[0].boxes[q as usize]))
-        .map(|(p, q)| TexelPair {
-            face_a: fa,
-            quad_a: [p % wa, p / wa],
-            face_b: fb,
-            quad_b: [q % wb, q / wb],
-        })
-        .filter(|t| mode == Mode::Approximate || quads_intersect(a.0, t.quad_a, b.0, t.quad_b))
-        .collect();
-    out.par_sort_unstable();
-    out
+    out.par_extend(
+        bufs.keys
+            .par_iter()
+            .map(|&k| {
+                let part = |s: u32| ((k >> s) & 0xffff) as u32;
+                TexelPair {
+                    face_a: fa,
+                    quad_a: [part(48), part(32)],
+                    face_b: fb,
+                    quad_b: [part(16), part(0)],
+                }
+            })
+            .filter(|t| mode == Mode::Approximate || quads_intersect(a.0, t.quad_a, b.0, t.quad_b)),
+    );
 }
 
 /// [`collide_images`] over every pair of faces of two models whose root boxes overlap; faces

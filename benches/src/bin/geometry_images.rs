@@ -1,0 +1,116 @@
+//! Geometry-image timings (issue #18): medians over frames of
+//!
+//! 1. two deforming 512 × 512 geometry images (bicubic B-spline sheets, 8 × 8 control points,
+//!    waving and crossing each other): per frame, new positions for the moved control points
+//!    (`GeometryImage::update_positions`), the two hierarchies (`HierarchyImage::rebuild`) and
+//!    the traversal (`collide_images`, approximate mode), with the sum;
+//! 2. the hierarchy of one 1024 × 1024-quad image alone;
+//! 3. the traversal alone (part of 1).
+//!
+//! ```text
+//! RAYON_NUM_THREADS=2 cargo run --release -p gprox-bench --bin geometry_images -- [frames]
+//! ```
+use std::time::Instant;
+
+use glam::DVec3;
+use gprox_geometry::freeform::{NurbsSurface, ParamRect, TrimmedFace};
+use gprox_geometry::transform::Pose64;
+use gprox_query::geometry_image::{collide_images, GeometryImage, HierarchyImage, ImageSpec, Mode};
+
+/// An 8 × 8 bicubic B-spline sheet over the unit square at time `t`: heights
+/// `z0 + amp sin(2π (x + t)) cos(π (y − t))`, or with the roles of y and z swapped.
+fn sheet(t: f64, z0: f64, amp: f64, phase: f64) -> NurbsSurface {
+    let n = 8;
+    let knots = vec![0.0, 0.0, 0.0, 0.0, 0.2, 0.4, 0.6, 0.8, 1.0, 1.0, 1.0, 1.0];
+    let pts = (0..n * n)
+        .map(|k| {
+            let (x, y) = ((k / n) as f64 / 7.0, (k % n) as f64 / 7.0);
+            let tau = std::f64::consts::TAU;
+            let z = z0 + amp * (tau * (x + t + phase)).sin() * (0.5 * tau * (y - t)).cos();
+            DVec3::new(x, y, z)
+        })
+        .collect();
+    NurbsSurface::new([3, 3], [knots.clone(), knots], [n, n], pts, None).unwrap()
+}
+
+fn spec(texels: usize) -> ImageSpec {
+    let eps = 1e-3;
+    ImageSpec {
+        rect: ParamRect::new(0.0, 1.0, 0.0, 1.0),
+        width: texels,
+        height: texels,
+        eps,
+        sigma: eps / (2.0 * 3f64.sqrt()),
+        trim_tolerance: 0.5 / (texels - 1) as f64,
+    }
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn ms(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
+}
+
+fn main() {
+    let frames: usize = std::env::args()
+        .nth(1)
+        .map_or(40, |s| s.parse().expect("frames: a number"));
+    let pose = Pose64::IDENTITY;
+    let face = |s: NurbsSurface| TrimmedFace::untrimmed(s).unwrap();
+    let (fa, fb) = (
+        face(sheet(0.0, 0.0, 0.1, 0.0)),
+        face(sheet(0.0, 0.02, 0.1, 0.3)),
+    );
+    let mut a = GeometryImage::from_spec(0, &fa, &pose, spec(512)).unwrap();
+    let mut b = GeometryImage::from_spec(1, &fb, &pose, spec(512)).unwrap();
+    let (mut ha, mut hb) = (HierarchyImage::build(&a), HierarchyImage::build(&b));
+    let (mut gen, mut hier, mut trav, mut total) = (vec![], vec![], vec![], vec![]);
+    let mut pairs = 0;
+    for f in 0..frames + 3 {
+        let t = f as f64 / 50.0;
+        let (sa, sb) = (sheet(t, 0.0, 0.1, 0.0), sheet(t, 0.02, 0.1, 0.3));
+        let t0 = Instant::now();
+        a.update_positions(&sa, &pose).unwrap();
+        b.update_positions(&sb, &pose).unwrap();
+        let g = ms(t0);
+        let t1 = Instant::now();
+        ha.rebuild(&a);
+        hb.rebuild(&b);
+        let h = ms(t1);
+        let t2 = Instant::now();
+        let out = collide_images((&a, &ha), (&b, &hb), Mode::Approximate);
+        let c = ms(t2);
+        if f >= 3 {
+            gen.push(g);
+            hier.push(h);
+            trav.push(c);
+            total.push(ms(t0));
+            pairs += out.len();
+        }
+    }
+    let big = GeometryImage::from_spec(2, &fa, &pose, spec(1025)).unwrap();
+    let mut hbig = HierarchyImage::build(&big);
+    let mut h1024 = vec![];
+    for _ in 0..frames {
+        let t = Instant::now();
+        hbig.rebuild(&big);
+        h1024.push(ms(t));
+    }
+    println!(
+        "threads {}, {frames} frames, mean {:.0} texel pairs per frame",
+        rayon::current_num_threads(),
+        pairs as f64 / frames as f64
+    );
+    println!("two deforming 512x512 images, per frame (median ms):");
+    println!("  generate (positions)  {:8.3}", median(&mut gen));
+    println!("  hierarchy (both)      {:8.3}", median(&mut hier));
+    println!("  traverse              {:8.3}", median(&mut trav));
+    println!("  total                 {:8.3}", median(&mut total));
+    println!(
+        "hierarchy of a 1024x1024-quad image (median ms): {:8.3}",
+        median(&mut h1024)
+    );
+}
