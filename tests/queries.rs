@@ -33,22 +33,7 @@ fn at(x: f32, y: f32, z: f32) -> Affine3A {
 
 /// A unit cube, closed, faces wound outwards.
 fn cube() -> TriMesh {
-    let p = (0..8)
-        .map(|i| Vec3::new((i & 1) as f32, ((i >> 1) & 1) as f32, ((i >> 2) & 1) as f32))
-        .collect();
-    let quads = [
-        [0, 2, 3, 1],
-        [4, 5, 7, 6],
-        [0, 1, 5, 4],
-        [2, 6, 7, 3],
-        [0, 4, 6, 2],
-        [1, 3, 7, 5],
-    ];
-    let faces = quads
-        .iter()
-        .flat_map(|q| [[q[0], q[1], q[2]], [q[0], q[2], q[3]]])
-        .collect();
-    TriMesh::new(p, faces).unwrap()
+    gprox::geometry::scene::box_mesh(Vec3::ZERO, Vec3::ONE).unwrap()
 }
 
 /// A torus folded onto itself: its far half rotated about the y axis through the near

@@ -24,26 +24,7 @@ fn posed(axis: Vec3, angle: f32, t: Vec3) -> Pose64 {
 }
 
 fn cube(lo: Vec3, hi: Vec3) -> TriMesh {
-    let c = |i: u32| {
-        Vec3::new(
-            if i & 1 == 0 { lo.x } else { hi.x },
-            if i & 2 == 0 { lo.y } else { hi.y },
-            if i & 4 == 0 { lo.z } else { hi.z },
-        )
-    };
-    let quads = [
-        [0, 2, 3, 1],
-        [4, 5, 7, 6],
-        [0, 1, 5, 4],
-        [2, 6, 7, 3],
-        [0, 4, 6, 2],
-        [1, 3, 7, 5],
-    ];
-    let faces = quads
-        .iter()
-        .flat_map(|q| [[q[0], q[1], q[2]], [q[0], q[2], q[3]]])
-        .collect();
-    TriMesh::new((0..8).map(c).collect(), faces).unwrap()
+    gprox_geometry::scene::box_mesh(lo, hi).unwrap()
 }
 
 /// Runs the sweep on the device and on the CPU: decided columns equal sample for sample, the

@@ -31,7 +31,7 @@ use glam::{Affine3A, Mat3A, Vec3, Vec3A};
 use crate::transform::Pose64;
 use crate::TriMesh;
 
-pub use builtin::torus;
+pub use builtin::{box_mesh, torus};
 pub use error::SceneError;
 pub use truth::{SceneTruth, Truth};
 

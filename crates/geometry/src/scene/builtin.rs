@@ -5,6 +5,38 @@ use glam::{Mat3, Vec3};
 use super::{Motion, QueryKind, QueryTargets, Scene, SceneObject, SceneQuery};
 use crate::TriMesh;
 
+/// The closed box `[lo, hi]` as 12 triangles wound outwards (vertex `i` has x from bit 0, y from
+/// bit 1, z from bit 2: `hi` where the bit is set). Errors on a non-finite corner.
+///
+/// ```
+/// use gprox_geometry::{glam::Vec3, scene::box_mesh};
+/// let b = box_mesh(Vec3::ZERO, Vec3::ONE).unwrap();
+/// assert_eq!((b.vertex_count(), b.face_count()), (8, 12));
+/// ```
+pub fn box_mesh(lo: Vec3, hi: Vec3) -> Result<TriMesh, crate::GeometryError> {
+    let corner = |i: u32| {
+        Vec3::new(
+            if i & 1 == 0 { lo.x } else { hi.x },
+            if i & 2 == 0 { lo.y } else { hi.y },
+            if i & 4 == 0 { lo.z } else { hi.z },
+        )
+    };
+    // Quads counter-clockwise seen from outside, split along a diagonal.
+    let quads = [
+        [0, 2, 3, 1],
+        [4, 5, 7, 6],
+        [0, 1, 5, 4],
+        [2, 6, 7, 3],
+        [0, 4, 6, 2],
+        [1, 3, 7, 5],
+    ];
+    let faces = quads
+        .iter()
+        .flat_map(|q| [[q[0], q[1], q[2]], [q[0], q[2], q[3]]])
+        .collect();
+    TriMesh::new((0..8).map(corner).collect(), faces)
+}
+
 /// A closed torus around the z axis: major radius `major`, tube radius `minor`, `segments`
 /// quads around the axis and `sides` around the tube (`2 * segments * sides` triangles),
 /// wound counter-clockwise seen from outside.
