@@ -28,7 +28,8 @@ pub struct Level {
     pub width: usize,
     /// Nodes along v.
     pub height: usize,
-    /// Node boxes, `y * width + x`; [`Aabb::EMPTY`] where the stencil is 0.
+    /// Node boxes, `y * width + x`; [`Aabb::EMPTY`] where the stencil is 0. Empty for the leaf
+    /// level (level 0) unless it is the root: leaf boxes are made from the image on demand.
     pub boxes: Vec<Aabb>,
     /// Normal signs against [`DIRECTIONS`] (−1, 0, 1; 0 = not the same everywhere below), one
     /// per node when the hierarchy keeps signs ([`HierarchyImage::build_with_signs`]), else
@@ -36,7 +37,30 @@ pub struct Level {
     pub signs: Vec<[i8; 4]>,
 }
 
-/// The quad-tree of one geometry image: `levels[0]` are the quads, the last level one node.
+/// The node boxes of one level, the leaves computed from the image when they are not stored.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Nodes<'a> {
+    /// The level.
+    pub level: &'a Level,
+    img: &'a GeometryImage,
+}
+
+impl Nodes<'_> {
+    /// The box of node `k`.
+    #[inline]
+    pub fn aabb(&self, k: u32) -> Aabb {
+        match self.level.boxes.get(k as usize) {
+            Some(b) => *b,
+            None => {
+                let w = self.level.width;
+                self.img.quad_box(k as usize % w, k as usize / w)
+            }
+        }
+    }
+}
+
+/// The quad-tree of one geometry image: `levels[0]` are the quads (boxes not stored, see
+/// [`HierarchyImage::node_box`]), the last level one node.
 #[derive(Clone, Debug, Default)]
 pub struct HierarchyImage {
     /// Face id of the image.
@@ -80,38 +104,76 @@ fn quad_signs(q: &[Vec3; 4]) -> [i8; 4] {
 /// Levels with fewer rows than this are built on the calling thread.
 const PAR_ROWS: usize = 64;
 
-/// The leaf boxes of quad row `j` (texel rows `j` and `j + 1`): one sweep that carries the
-/// column min/max of the previous texel column, no per-quad stencil or bounds lookups beyond
-/// the row slices.
+/// Row `y` of level 1 straight from the texels (the leaf level is not stored): node `x` merges
+/// the quads `(2x..=2x+1, 2y..=2y+1)` that exist and have stencil 1. The four corners of a quad
+/// are merged first and the padding is applied once to the merged box; `fl(a − pad)` is
+/// monotone in `a`, so this equals the merge of the padded leaf boxes bit for bit, and a node
+/// without stencil stays [`Aabb::EMPTY`] (`±∞ ∓ pad = ±∞`).
 #[inline]
-fn leaf_row(img: &GeometryImage, j: usize, out: &mut [Aabb]) {
+fn first_row(img: &GeometryImage, y: usize, out: &mut [Aabb]) {
     let w = img.width();
-    let (r0, r1) = (
-        &img.positions[j * w..(j + 1) * w],
-        &img.positions[(j + 1) * w..(j + 2) * w],
-    );
-    let stencil = &img.quad_stencil[j * (w - 1)..(j + 1) * (w - 1)];
+    let (qw, qh) = (w - 1, img.height() - 1);
     let pad = Vec3::splat(img.pad);
-    let (mut lo, mut hi) = (r0[0].min(r1[0]), r0[0].max(r1[0]));
-    for (i, (o, &st)) in out.iter_mut().zip(stencil).enumerate() {
-        let (a, b) = (r0[i + 1], r1[i + 1]);
-        let (lo1, hi1) = (a.min(b), a.max(b));
-        *o = if st == 0 {
-            Aabb::EMPTY
-        } else {
-            Aabb {
-                min: (lo.min(lo1) - pad).into(),
-                max: (hi.max(hi1) + pad).into(),
+    let (j0, j1) = (2 * y, (2 * y + 1).min(qh - 1));
+    let row = |j: usize| &img.positions[j * w..(j + 1) * w];
+    let (r0, r1, r2) = (row(j0), row(j0 + 1), row(j1 + 1));
+    let (s0, s1) = (
+        &img.quad_stencil[j0 * qw..(j0 + 1) * qw],
+        &img.quad_stencil[j1 * qw..(j1 + 1) * qw],
+    );
+    // Column extremes of the texel rows of quad row j0 (`r0`, `r1`) and j1 (`r1`, `r2`).
+    let col = |i: usize| {
+        let (a, b, c) = (r0[i], r1[i], r2[i]);
+        (a.min(b), a.max(b), b.min(c), b.max(c))
+    };
+    let mut left = col(0);
+    for (x, o) in out.iter_mut().enumerate() {
+        let i0 = 2 * x;
+        let i1 = (i0 + 1).min(qw - 1);
+        let (mid, right) = (col(i0 + 1), col(i1 + 1));
+        // Quad (i, j) spans columns i and i + 1; a quad without stencil contributes nothing.
+        let pick = |on: u8, lo: Vec3, hi: Vec3| {
+            if on != 0 {
+                (lo, hi)
+            } else {
+                (Vec3::INFINITY, Vec3::NEG_INFINITY)
             }
         };
-        (lo, hi) = (lo1, hi1);
+        let q = [
+            pick(s0[i0], left.0.min(mid.0), left.1.max(mid.1)),
+            pick(s0[i1], mid.0.min(right.0), mid.1.max(right.1)),
+            pick(s1[i0], left.2.min(mid.2), left.3.max(mid.3)),
+            pick(s1[i1], mid.2.min(right.2), mid.3.max(right.3)),
+        ];
+        let lo = q[0].0.min(q[1].0).min(q[2].0.min(q[3].0));
+        let hi = q[0].1.max(q[1].1).max(q[2].1.max(q[3].1));
+        *o = Aabb {
+            min: (lo - pad).into(),
+            max: (hi + pad).into(),
+        };
+        left = right;
     }
 }
 
-/// The sign bytes of quad row `j`.
-fn leaf_signs_row(img: &GeometryImage, j: usize, out: &mut [[i8; 4]]) {
-    for (i, o) in out.iter_mut().enumerate() {
-        *o = quad_signs(&img.quad(i, j));
+/// The sign bytes of row `y` of level 1 from the quads below it (stencil 1 only).
+fn first_signs_row(img: &GeometryImage, y: usize, out: &mut [[i8; 4]]) {
+    let (qw, qh) = (img.width() - 1, img.height() - 1);
+    for (x, o) in out.iter_mut().enumerate() {
+        let (mut s, mut any) = ([0i8; 4], false);
+        for j in [2 * y, 2 * y + 1].into_iter().filter(|&j| j < qh) {
+            for i in [2 * x, 2 * x + 1].into_iter().filter(|&i| i < qw) {
+                if img.quad_stencil[j * qw + i] == 0 {
+                    continue;
+                }
+                let cs = quad_signs(&img.quad(i, j));
+                if any {
+                    s = std::array::from_fn(|d| if s[d] == cs[d] { s[d] } else { 0 });
+                } else {
+                    (s, any) = (cs, true);
+                }
+            }
+        }
+        *o = s;
     }
 }
 
@@ -198,9 +260,10 @@ impl HierarchyImage {
     }
 
     /// Rebuilds in place for new positions (no allocation when the size is the same; signs
-    /// only when [`Self::with_signs`]). The leaves and the level above them are made in one
-    /// pass, each rayon task making two leaf rows and the row above them while they are in
-    /// cache; every further level is one pass over the level below, rows split across threads.
+    /// only when [`Self::with_signs`]). The leaf level is not stored (its boxes are
+    /// [`Self::node_box`] from the image, made when a traversal reaches them) unless it is the
+    /// only level; level 1 is made straight from the texels, every further level is one pass
+    /// over the level below, rows split across threads.
     pub fn rebuild(&mut self, img: &GeometryImage) {
         self.face = img.face;
         let (w, ht) = (img.width() - 1, img.height() - 1);
@@ -212,14 +275,17 @@ impl HierarchyImage {
             }
             let l = &mut self.levels[n];
             (l.width, l.height) = size;
-            l.boxes.resize(size.0 * size.1, Aabb::EMPTY);
+            let last = size.0 <= 1 && size.1 <= 1;
+            // The leaves are stored only when they are the root.
+            let stored = if n == 0 && !last { 0 } else { size.0 * size.1 };
+            l.boxes.resize(stored, Aabb::EMPTY);
             if self.with_signs {
-                l.signs.resize(size.0 * size.1, [0; 4]);
+                l.signs.resize(stored, [0; 4]);
             } else {
                 l.signs = Vec::new();
             }
             n += 1;
-            if size.0 <= 1 && size.1 <= 1 {
+            if last {
                 break;
             }
             size = (size.0.div_ceil(2), size.1.div_ceil(2));
@@ -228,43 +294,33 @@ impl HierarchyImage {
         let signs = self.with_signs;
         if n == 1 {
             let leaf = &mut self.levels[0];
-            leaf_row(img, 0, &mut leaf.boxes);
+            leaf.boxes[0] = img.quad_box(0, 0);
             if signs {
-                leaf_signs_row(img, 0, &mut leaf.signs);
+                leaf.signs[0] = quad_signs(&img.quad(0, 0));
             }
             return;
         }
-        // Leaves and level 1 together: task y makes leaf rows 2y, 2y + 1 and row y above.
         {
-            let (lower, upper) = self.levels.split_at_mut(1);
-            let (leaf, l1) = (&mut lower[0], &mut upper[0]);
+            let l1 = &mut self.levels[1];
             let pw = l1.width;
-            let band = |y: usize, leaves: &mut [Aabb], row: &mut [Aabb]| {
-                let rows = leaves.len() / w;
-                for r in 0..rows {
-                    leaf_row(img, 2 * y + r, &mut leaves[r * w..(r + 1) * w]);
-                }
-                let c1 = &leaves[(rows - 1) * w..rows * w];
-                merge_row(&leaves[..w], c1, row);
-            };
-            leaf.boxes
-                .par_chunks_mut(2 * w)
-                .zip(l1.boxes.par_chunks_mut(pw))
-                .with_min_len(8)
-                .enumerate()
-                .for_each(|(y, (leaves, row))| band(y, leaves, row));
-            if signs {
-                leaf.signs
-                    .par_chunks_mut(w)
+            let rows = |out: &mut [Aabb], y: usize| first_row(img, y, out);
+            if l1.height >= PAR_ROWS {
+                l1.boxes
+                    .par_chunks_mut(pw)
+                    .with_min_len(8)
                     .enumerate()
-                    .for_each(|(j, row)| leaf_signs_row(img, j, row));
-                let (cb, cs, ch) = (&leaf.boxes, &leaf.signs, leaf.height);
+                    .for_each(|(y, out)| rows(out, y));
+            } else {
+                l1.boxes
+                    .chunks_mut(pw)
+                    .enumerate()
+                    .for_each(|(y, out)| rows(out, y));
+            }
+            if signs {
                 l1.signs
                     .par_chunks_mut(pw)
                     .enumerate()
-                    .for_each(|(y, row)| {
-                        merge_signs_row(child_rows(cb, w, ch, y), child_rows(cs, w, ch, y), row)
-                    });
+                    .for_each(|(y, out)| first_signs_row(img, y, out));
             }
         }
         for l in 2..n {
@@ -296,6 +352,23 @@ impl HierarchyImage {
                     )
                 });
             }
+        }
+    }
+
+    /// The box of node `k` (`y * width + x`) of level `l`; the leaf boxes are not stored and
+    /// come from `img` ([`GeometryImage::quad_box`]), which must be the image this was built
+    /// from.
+    #[inline]
+    pub fn node_box(&self, img: &GeometryImage, l: usize, k: u32) -> Aabb {
+        self.nodes(img, l).aabb(k)
+    }
+
+    /// The node boxes of level `l`.
+    #[inline]
+    pub(crate) fn nodes<'a>(&'a self, img: &'a GeometryImage, l: usize) -> Nodes<'a> {
+        Nodes {
+            level: &self.levels[l],
+            img,
         }
     }
 

@@ -10,7 +10,7 @@
 
 use rayon::prelude::*;
 
-use super::hierarchy::{is_empty, Level};
+use super::hierarchy::{is_empty, Level, Nodes};
 use super::traverse::{children, quads_intersect, TraversalBuffers};
 use super::{GeometryImage, HierarchyImage, Mode, TexelPair};
 
@@ -31,9 +31,10 @@ fn common_direction(a: &[i8; 4], b: &[i8; 4]) -> bool {
 /// Whether the pair `(p, q)` of `level` survives: boxes overlap and, for identical or adjacent
 /// nodes, the normal test (when enabled) does not rule a self-intersection out.
 #[inline]
-fn survives(level: &Level, p: u32, q: u32, normal_test: bool) -> bool {
-    let (bp, bq) = (&level.boxes[p as usize], &level.boxes[q as usize]);
-    if is_empty(bp) || is_empty(bq) || !bp.overlaps(bq) {
+fn survives(nodes: Nodes, p: u32, q: u32, normal_test: bool) -> bool {
+    let level = nodes.level;
+    let (bp, bq) = (nodes.aabb(p), nodes.aabb(q));
+    if is_empty(&bp) || is_empty(&bq) || !bp.overlaps(&bq) {
         return false;
     }
     !(normal_test
@@ -53,23 +54,23 @@ pub fn self_collide_image(
     normal_test: bool,
 ) -> Vec<TexelPair> {
     let top = h.levels.len() - 1;
-    if is_empty(&h.levels[top].boxes[0]) {
+    if is_empty(&h.root()) {
         return Vec::new();
     }
-    if normal_test && top > 0 && !survives(&h.levels[top], 0, 0, true) {
+    if normal_test && top > 0 && !survives(h.nodes(img, top), 0, 0, true) {
         return Vec::new();
     }
     let mut bufs = TraversalBuffers::default();
     bufs.start((0, 0));
     for l in (1..=top).rev() {
-        let (uw, low) = (h.levels[l].width, &h.levels[l - 1]);
+        let (uw, low) = (h.levels[l].width, h.nodes(img, l - 1));
         let alive = bufs.step(|(p, q), out| {
-            let (cp, kp) = children(uw, low, p);
-            let (cq, kq) = children(uw, low, q);
+            let (cp, kp) = children(uw, low.level, p);
+            let (cq, kq) = children(uw, low.level, q);
             for (k, &x) in cp[..kp].iter().enumerate() {
                 let from = if p == q { k } else { 0 };
                 for &y in &cq[from..kq] {
-                    if l - 1 == 0 && near(low, x, y) {
+                    if l - 1 == 0 && near(low.level, x, y) {
                         continue;
                     }
                     if survives(low, x, y, normal_test) {

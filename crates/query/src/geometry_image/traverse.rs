@@ -12,6 +12,8 @@ use glam::{DVec3, Vec3};
 use gprox_geometry::tri_tri::triangles_intersect;
 use rayon::prelude::*;
 
+use gprox_bvh::aabb::Aabb;
+
 use super::hierarchy::{is_empty, Level};
 use super::{GeometryImage, HierarchyImage};
 
@@ -175,29 +177,29 @@ pub fn collide_images_with(
     while la > 0 || lb > 0 {
         let (da, db) = (la > 0 && la >= lb, lb > 0 && lb >= la);
         let (na, nb) = (if da { la - 1 } else { la }, if db { lb - 1 } else { lb });
-        let (wa, lwa) = (ha.levels[la].width, &ha.levels[na]);
-        let (wb, lwb) = (hb.levels[lb].width, &hb.levels[nb]);
+        let (wa, lwa) = (ha.levels[la].width, ha.nodes(a.0, na));
+        let (wb, lwb) = (hb.levels[lb].width, hb.nodes(b.0, nb));
         let fanout = if da { 4 } else { 1 } * if db { 4 } else { 1 };
         let test = tested || bufs.frontier().len() * fanout >= MIN_PAIRS;
         tested = test;
         let alive = bufs.step(|(x, y), out| {
             let (ca, ka) = if da {
-                children(wa, lwa, x)
+                children(wa, lwa.level, x)
             } else {
                 ([x, 0, 0, 0], 1)
             };
             let (cb, kb) = if db {
-                children(wb, lwb, y)
+                children(wb, lwb.level, y)
             } else {
                 ([y, 0, 0, 0], 1)
             };
+            let boxes_b: [Aabb; 4] = std::array::from_fn(|k| lwb.aabb(cb[k.min(kb - 1)]));
             for &p in &ca[..ka] {
-                let bp = &lwa.boxes[p as usize];
-                if is_empty(bp) {
+                let bp = lwa.aabb(p);
+                if is_empty(&bp) {
                     continue;
                 }
-                for &q in &cb[..kb] {
-                    let bq = &lwb.boxes[q as usize];
+                for (&q, bq) in cb[..kb].iter().zip(&boxes_b) {
                     if (!test && !is_empty(bq)) || bp.overlaps(bq) {
                         out.push((p, q));
                     }
@@ -212,7 +214,7 @@ pub fn collide_images_with(
     // Leaf pairs as packed keys (i_a, j_a, i_b, j_b), 16 bits each (sides are below
     // 2^13), so the sort compares one u64: the order of `TexelPair` for fixed faces.
     let (wa, wb) = (ha.levels[0].width as u32, hb.levels[0].width as u32);
-    let (la0, lb0) = (&ha.levels[0], &hb.levels[0]);
+    let (la0, lb0) = (ha.nodes(a.0, 0), hb.nodes(b.0, 0));
     let key = |p: u32, q: u32| {
         (u64::from(p % wa) << 48)
             | (u64::from(p / wa) << 32)
@@ -223,7 +225,8 @@ pub fn collide_images_with(
     bufs.keys.par_extend(
         bufs.frontier
             .par_iter()
-            .filter(|&&(p, q)| la0.boxes[p as usize].overlaps(&lb0.boxes[q as usize]))
+            // Pairs of a tested step overlap already.
+            .filter(|&&(p, q)| tested || la0.aabb(p).overlaps(&lb0.aabb(q)))
             .map(|&(p, q)| key(p, q)),
     );
     bufs.keys.par_sort_unstable();
