@@ -32,6 +32,7 @@
 // counters) must be zero before pass 0.
 #include "gprox/common.cuh"
 #include "gprox/params.cuh"
+#include "gprox/scan.cuh"
 
 using namespace gprox;
 
@@ -81,43 +82,6 @@ __device__ __forceinline__ uint32_t radix_row_peers(const uint32_t* words, uint3
   return peers & valid;
 }
 
-/// Shared memory of radix_block_scan.
-struct RadixScanShared {
-  uint64_t values[GPROX_MAX_BLOCK];
-  uint64_t group_start[33];  // exclusive prefix of the 32 groups; [32]: the total
-};
-
-/// Exclusive scan of `v` over the block (a multiple of 32 threads); `total` gets the block's
-/// sum. Every thread must call. Through shared memory, no warp vote or shuffle (3 barriers):
-/// lane l of warp 0 sums group l (blockDim.x / 32 consecutive values), thread 0 scans the 32
-/// group sums, every thread adds the values before it in its group.
-__device__ __forceinline__ uint64_t radix_block_scan(uint64_t v, RadixScanShared& sh,
-                                                     uint64_t& total) {
-  const uint32_t group = blockDim.x / 32u;
-  sh.values[threadIdx.x] = v;
-  __syncthreads();
-  if (threadIdx.x < 32u) {
-    uint64_t sum = 0;
-    for (uint32_t j = 0; j < group; ++j) sum += sh.values[threadIdx.x * group + j];
-    sh.group_start[threadIdx.x] = sum;
-  }
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    uint64_t at = 0;
-    for (uint32_t g = 0; g < 32u; ++g) {
-      const uint64_t sum = sh.group_start[g];
-      sh.group_start[g] = at;
-      at += sum;
-    }
-    sh.group_start[32] = at;
-  }
-  __syncthreads();
-  const uint32_t g = threadIdx.x / group;
-  uint64_t before = sh.group_start[g];
-  for (uint32_t j = g * group; j < threadIdx.x; ++j) before += sh.values[j];
-  total = sh.group_start[32];
-  return before;
-}
 }  // namespace gprox
 
 /// Block b counts the digits of tile b into histogram[digit * tiles + b] and adds them to the
@@ -170,7 +134,7 @@ GPROX_KERNEL_EXPORT(gprox_radix_histogram, RadixParams)
 /// tiles), offset by the count of keys whose digit is below the segment's first digit. Each
 /// thread takes a contiguous run of the segment: one block scan a block.
 GPROX_KERNEL(gprox_radix_scan, RadixParams) {
-  __shared__ RadixScanShared scan_shared;
+  __shared__ BlockScanShared scan_shared;
   if (radix_pass_trivial(p)) return;
   const uint32_t* totals = radix_pass_totals(p);
   const uint32_t first_digit = blockIdx.x * GPROX_RADIX_BUCKETS / gridDim.x;
@@ -189,7 +153,7 @@ GPROX_KERNEL(gprox_radix_scan, RadixParams) {
   // low halves, whose sums stay <= count < 2^32).
   uint64_t total;
   const uint64_t before =
-      radix_block_scan((static_cast<uint64_t>(below) << 32) | run_sum, scan_shared, total);
+      block_scan((static_cast<uint64_t>(below) << 32) | run_sum, scan_shared, total);
   uint32_t at = static_cast<uint32_t>(total >> 32) + static_cast<uint32_t>(before);
   for (uint32_t i = begin; i < end; ++i) {
     const uint32_t c = hist[i];

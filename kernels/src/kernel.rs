@@ -116,6 +116,14 @@ kernels! {
     /// Image-space inside classification of a batch of tiles, one thread per ray column
     /// (`image_space.cu`).
     ImageColumns => gprox_image_columns, gprox_emu_launch_gprox_image_columns, crate::image_space::ImageColumnsParams;
+    /// One level of a geometry image's hierarchy (`geometry_image.cu`).
+    ImageBuild => gprox_gi_build, gprox_emu_launch_gprox_gi_build, crate::geometry_image::ImageBuildParams;
+    /// Geometry-image traversal: counters and root pair (`geometry_image.cu`).
+    ImageInit => gprox_gi_init, gprox_emu_launch_gprox_gi_init, crate::geometry_image::ImageTraverseParams;
+    /// Geometry-image traversal: one breadth-first step with compaction (`geometry_image.cu`).
+    ImageStep => gprox_gi_step, gprox_emu_launch_gprox_gi_step, crate::geometry_image::ImageTraverseParams;
+    /// Geometry-image traversal: leaf pairs into host-mapped memory (`geometry_image.cu`).
+    ImageOut => gprox_gi_out, gprox_emu_launch_gprox_gi_out, crate::geometry_image::ImageTraverseParams;
 }
 
 unsafe extern "C" {

@@ -129,13 +129,9 @@ impl TraversalBuffers {
     }
 }
 
-/// Exact test of the two triangles of each quad.
-pub(crate) fn quads_intersect(
-    a: &GeometryImage,
-    qa: [u32; 2],
-    b: &GeometryImage,
-    qb: [u32; 2],
-) -> bool {
+/// Exact test of the two triangles (diagonal 00–11) of quad `qa` of `a` against those of quad
+/// `qb` of `b` (exact mode's leaf test).
+pub fn quads_intersect(a: &GeometryImage, qa: [u32; 2], b: &GeometryImage, qb: [u32; 2]) -> bool {
     let tris = |img: &GeometryImage, q: [u32; 2]| {
         let c = img.quad(q[0] as usize, q[1] as usize).map(|p| p.as_dvec3());
         [[c[0], c[1], c[3]], [c[0], c[3], c[2]]]

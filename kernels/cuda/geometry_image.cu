@@ -1,0 +1,292 @@
+// Geometry images on the device (Greß, Guthe, Klein 2006, §4–6): the device twin of
+// crates/query/src/geometry_image/{hierarchy, traverse, self_collide}.rs.
+//
+// 1. gprox_gi_build: one level of a hierarchy image, one thread per node. Level 1 straight from
+//    the texels (the leaf level is not stored: leaf boxes are made from the texels when the
+//    traversal reaches them), every further level the stencil-aware min/max of the up to four
+//    children below; the normal sign bytes with them when the image keeps signs. One launch per
+//    level, all enqueued without waiting.
+// 2. gprox_gi_init: counters zeroed and the root pair (when the roots overlap).
+// 3. gprox_gi_step: one breadth-first step, one thread per pair of the frontier (grid-stride
+//    rounds, the pair count is read on the device so the host enqueues every step at once):
+//    each pair's up to 16 child pairs are tested (or kept untested before the first level with
+//    GPROX_GI_MIN_PAIRS pairs, but always at the leaves) into a bit mask; the survivors are
+//    compacted by a block prefix sum of the mask counts (scan.cuh) and one atomic per block for
+//    the block's place in the next frontier, each thread writing its pairs in the CPU's order.
+//    A frontier larger than the capacity sets the overflow flag: the later steps do nothing and
+//    the host grows the buffers and runs the traversal again (no pair is ever dropped).
+// 4. gprox_gi_out: the leaf pairs and a header into host-mapped memory; the host waits once.
+#include "gprox/common.cuh"
+#include "gprox/geometry_image.cuh"
+#include "gprox/scan.cuh"
+
+using namespace gprox;
+
+namespace {
+/// The existing children of node k of a level `upper_width` wide in level `low` of `f`
+/// (traverse.rs `children`); returns their count.
+__device__ __forceinline__ uint32_t children(const ImageFace& f, uint32_t upper_width, uint32_t low,
+                                             uint32_t k, uint32_t out[4]) {
+  const uint32_t x = k % upper_width, y = k / upper_width;
+  const uint32_t w = level_width(f, low), h = level_height(f, low);
+  uint32_t n = 0;
+#pragma unroll
+  for (uint32_t c = 0; c < 4; ++c) {
+    const uint32_t cx = 2 * x + (c & 1u), cy = 2 * y + (c >> 1);
+    if (cx < w && cy < h) out[n++] = cy * w + cx;
+  }
+  return n;
+}
+
+/// Whether nodes p and q of level l are the same or adjacent (self_collide.rs `near`).
+__device__ __forceinline__ bool near_nodes(const ImageFace& f, uint32_t l, uint32_t p, uint32_t q) {
+  const uint32_t w = level_width(f, l);
+  const uint32_t px = p % w, py = p / w, qx = q % w, qy = q / w;
+  return px + 1 >= qx && qx + 1 >= px && py + 1 >= qy && qy + 1 >= py;
+}
+
+/// Whether level l keeps sign bytes.
+__device__ __forceinline__ bool has_signs(const ImageFace& f, uint32_t l) {
+  return f.signs != 0 && (l > 0 || f.levels == 1);
+}
+
+/// The sign bytes of node k of a level that keeps them.
+__device__ __forceinline__ const int8_t* node_signs(const ImageFace& f, uint32_t l, uint32_t k) {
+  return dev_ptr<const int8_t>(f.signs) + 4 * static_cast<size_t>(f.level_offset[l] + k);
+}
+
+/// Self mode: whether the pair (p, q) of level l survives (self_collide.rs `survives`).
+__device__ __forceinline__ bool survives(const ImageFace& f, uint32_t l, uint32_t p, uint32_t q,
+                                         bool normal_test) {
+  const Aabb bp = node_box(f, l, p), bq = node_box(f, l, q);
+  if (is_empty(bp) || is_empty(bq) || !overlaps(bp, bq)) return false;
+  if (!normal_test || !has_signs(f, l) || !near_nodes(f, l, p, q)) return true;
+  const int8_t* sp = node_signs(f, l, p);
+  const int8_t* sq = node_signs(f, l, q);
+  for (int d = 0; d < 4; ++d) {
+    if (sp[d] != 0 && sp[d] == sq[d]) return false;
+  }
+  return true;
+}
+
+/// The surviving child pairs of (x, y) as bits `4 i + j` (child i of A, child j of B); the
+/// children are left in ca / cb.
+__device__ __forceinline__ uint32_t expand(const ImageTraverseParams& p, bool test, uint32_t x,
+                                           uint32_t y, uint32_t ca[4], uint32_t& ka, uint32_t cb[4],
+                                           uint32_t& kb) {
+  const uint32_t na = p.level_a - p.descend_a, nb = p.level_b - p.descend_b;
+  const ImageFace& fb = p.self_mode ? p.a : p.b;
+  if (p.descend_a) {
+    ka = children(p.a, level_width(p.a, p.level_a), na, x, ca);
+  } else {
+    ca[0] = x;
+    ka = 1;
+  }
+  if (p.descend_b) {
+    kb = children(fb, level_width(fb, p.level_b), nb, y, cb);
+  } else {
+    cb[0] = y;
+    kb = 1;
+  }
+  uint32_t mask = 0;
+  if (p.self_mode) {
+    const bool normal = p.normal_test != 0;
+#pragma unroll
+    for (uint32_t i = 0; i < 4; ++i) {
+      if (i >= ka) break;
+#pragma unroll
+      for (uint32_t j = 0; j < 4; ++j) {
+        if (j >= kb) break;
+        if (x == y && j < i) continue;
+        if (na == 0 && near_nodes(p.a, 0, ca[i], cb[j])) continue;
+        if (survives(p.a, na, ca[i], cb[j], normal)) mask |= 1u << (4 * i + j);
+      }
+    }
+    return mask;
+  }
+  Aabb bb[4];
+#pragma unroll
+  for (uint32_t j = 0; j < 4; ++j) {
+    if (j < kb) bb[j] = node_box(fb, nb, cb[j]);
+  }
+#pragma unroll
+  for (uint32_t i = 0; i < 4; ++i) {
+    if (i >= ka) break;
+    const Aabb ba = node_box(p.a, na, ca[i]);
+    if (is_empty(ba)) continue;
+#pragma unroll
+    for (uint32_t j = 0; j < 4; ++j) {
+      if (j >= kb) break;
+      if ((!test && !is_empty(bb[j])) || overlaps(ba, bb[j])) mask |= 1u << (4 * i + j);
+    }
+  }
+  return mask;
+}
+}  // namespace
+
+GPROX_KERNEL(gprox_gi_build, ImageBuildParams) {
+  const ImageFace& f = p.face;
+  const uint32_t l = p.level, w = level_width(f, l), h = level_height(f, l);
+  const uint32_t k = global_thread();
+  if (k >= w * h) return;
+  const uint32_t x = k % w, y = k / w;
+  Aabb* boxes = dev_ptr<Aabb>(f.boxes) + f.level_offset[l];
+  int8_t* signs = f.signs != 0 ? dev_ptr<int8_t>(f.signs) + 4 * static_cast<size_t>(f.level_offset[l]) : nullptr;
+  int8_t s[4] = {0, 0, 0, 0};
+  bool any = false;
+  if (l <= 1) {
+    // From the quads (2x..=2x+1, 2y..=2y+1) at level 1, or the one quad of a one-quad image.
+    float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    const uint32_t span = 1u << l;
+    for (uint32_t j = y * span; j < min((y + 1) * span, quads_v(f)); ++j) {
+      for (uint32_t i = x * span; i < min((x + 1) * span, quads_u(f)); ++i) {
+        add_quad(f, i, j, lo, hi);
+        if (signs != nullptr && dev_ptr<const uint8_t>(f.quad_stencil)[j * quads_u(f) + i] != 0) {
+          int8_t cs[4];
+          quad_signs(f, i, j, cs);
+          merge_signs(s, cs, any);
+        }
+      }
+    }
+    boxes[k] = padded(f, lo, hi);
+  } else {
+    // Stencil-aware min/max of the children (hierarchy.rs `merge_row`, `merge_signs_row`).
+    const uint32_t cw = level_width(f, l - 1), ch = level_height(f, l - 1);
+    const Aabb* below = dev_ptr<const Aabb>(f.boxes) + f.level_offset[l - 1];
+    Aabb b = empty_aabb();
+    for (uint32_t c = 0; c < 4; ++c) {
+      const uint32_t cx = 2 * x + (c & 1u), cy = 2 * y + (c >> 1);
+      if (cx >= cw || cy >= ch) continue;
+      const Aabb cb = below[cy * cw + cx];
+      b = merge(b, cb);
+      if (signs != nullptr && !is_empty(cb)) {
+        merge_signs(s, node_signs(f, l - 1, cy * cw + cx), any);
+      }
+    }
+    boxes[k] = b;
+  }
+  if (signs != nullptr) {
+    for (int d = 0; d < 4; ++d) signs[4 * static_cast<size_t>(k) + d] = s[d];
+  }
+}
+GPROX_KERNEL_EXPORT(gprox_gi_build, ImageBuildParams)
+
+GPROX_KERNEL(gprox_gi_init, ImageTraverseParams) {
+  if (global_thread() != 0) return;
+  uint32_t* counters = dev_ptr<uint32_t>(p.counters);
+  for (uint32_t i = 0; i < GPROX_GI_COUNTERS; ++i) counters[i] = 0;
+  const uint32_t ta = p.a.levels - 1;
+  const Aabb ra = node_box(p.a, ta, 0);
+  bool alive;
+  if (p.self_mode) {
+    alive = !is_empty(ra) && (p.normal_test == 0 || ta == 0 || survives(p.a, ta, 0, 0, true));
+  } else {
+    alive = overlaps(ra, node_box(p.b, p.b.levels - 1, 0));
+  }
+  uint32_t* front = dev_ptr<uint32_t>(p.frontier_out);
+  front[0] = 0;
+  front[1] = 0;
+  counters[GPROX_GI_COUNT] = alive ? 1u : 0u;
+}
+GPROX_KERNEL_EXPORT(gprox_gi_init, ImageTraverseParams)
+
+GPROX_KERNEL(gprox_gi_step, ImageTraverseParams) {
+  __shared__ BlockScanShared scan;
+  __shared__ uint32_t block_base;
+  uint32_t* counters = dev_ptr<uint32_t>(p.counters);
+  const uint32_t count = counters[GPROX_GI_COUNT + p.step - 1];
+  if (counters[GPROX_GI_OVERFLOW] != 0) return;
+  if (count > p.capacity) {
+    // The previous step lost pairs: the host grows the frontier and runs again.
+    if (global_thread() == 0) {
+      counters[GPROX_GI_OVERFLOW] = 1;
+      counters[GPROX_GI_NEEDED] = count;
+    }
+    return;
+  }
+  const uint32_t fanout = (p.descend_a ? 4u : 1u) * (p.descend_b ? 4u : 1u);
+  const bool test = p.self_mode || p.last || counters[GPROX_GI_TESTED + p.step - 1] != 0 ||
+                    static_cast<uint64_t>(count) * fanout >= GPROX_GI_MIN_PAIRS;
+  if (global_thread() == 0) counters[GPROX_GI_TESTED + p.step] = test ? 1u : 0u;
+  const uint32_t* in = dev_ptr<const uint32_t>(p.frontier_in);
+  uint32_t* out = dev_ptr<uint32_t>(p.frontier_out);
+  const uint32_t stride = gridDim.x * blockDim.x;
+  const uint32_t rounds = (count + stride - 1) / stride;
+  for (uint32_t r = 0; r < rounds; ++r) {
+    const uint32_t t = r * stride + blockIdx.x * blockDim.x + threadIdx.x;
+    uint32_t ca[4], cb[4], ka = 0, kb = 0, mask = 0;
+    if (t < count) {
+      mask = expand(p, test, in[2 * static_cast<size_t>(t)], in[2 * static_cast<size_t>(t) + 1], ca,
+                    ka, cb, kb);
+    }
+    uint64_t total;
+    const uint32_t before = static_cast<uint32_t>(block_scan(__popc(mask), scan, total));
+    if (threadIdx.x == 0) {
+      block_base = atomicAdd(&counters[GPROX_GI_COUNT + p.step], static_cast<uint32_t>(total));
+    }
+    __syncthreads();
+    uint32_t at = block_base + before;
+    while (mask != 0) {
+      const uint32_t bit = static_cast<uint32_t>(__ffs(static_cast<int>(mask)) - 1);
+      mask &= mask - 1;
+      if (at < p.capacity) {
+        out[2 * static_cast<size_t>(at)] = ca[bit >> 2];
+        out[2 * static_cast<size_t>(at) + 1] = cb[bit & 3u];
+      }
+      ++at;
+    }
+    // block_base and the scan's shared memory are reused by the next round.
+    __syncthreads();
+  }
+}
+GPROX_KERNEL_EXPORT(gprox_gi_step, ImageTraverseParams)
+
+GPROX_KERNEL(gprox_gi_out, ImageTraverseParams) {
+  const uint32_t* counters = dev_ptr<const uint32_t>(p.counters);
+  const uint32_t count = counters[GPROX_GI_COUNT + p.step];
+  const bool overflow = counters[GPROX_GI_OVERFLOW] != 0 || count > p.capacity;
+  uint32_t* out = dev_ptr<uint32_t>(p.out);
+  if (global_thread() == 0) {
+    out[0] = count;
+    out[1] = overflow ? 1u : 0u;
+    out[2] = counters[GPROX_GI_OVERFLOW] != 0 ? counters[GPROX_GI_NEEDED] : count;
+    out[3] = 0;
+  }
+  if (overflow) return;
+  const uint32_t* in = dev_ptr<const uint32_t>(p.frontier_in);
+  for (uint32_t i = global_thread(); i < 2 * count; i += gridDim.x * blockDim.x) {
+    out[GPROX_GI_HEADER + i] = in[i];
+  }
+}
+GPROX_KERNEL_EXPORT(gprox_gi_out, ImageTraverseParams)
+
+#ifndef __CUDACC__
+#include <cstring>
+/// sizeof / offsetof of the geometry-image layouts as the host compiler sees them.
+extern "C" size_t gprox_emu_geometry_image_layout(const char* name) {
+#define GPROX_L(expr)                          \
+  if (std::strcmp(name, #expr) == 0) return expr;
+  GPROX_L(sizeof(ImageFace))
+  GPROX_L(offsetof(ImageFace, positions))
+  GPROX_L(offsetof(ImageFace, quad_stencil))
+  GPROX_L(offsetof(ImageFace, boxes))
+  GPROX_L(offsetof(ImageFace, signs))
+  GPROX_L(offsetof(ImageFace, width))
+  GPROX_L(offsetof(ImageFace, height))
+  GPROX_L(offsetof(ImageFace, pad))
+  GPROX_L(offsetof(ImageFace, levels))
+  GPROX_L(offsetof(ImageFace, level_offset))
+  GPROX_L(sizeof(ImageBuildParams))
+  GPROX_L(offsetof(ImageBuildParams, level))
+  GPROX_L(sizeof(ImageTraverseParams))
+  GPROX_L(offsetof(ImageTraverseParams, b))
+  GPROX_L(offsetof(ImageTraverseParams, frontier_in))
+  GPROX_L(offsetof(ImageTraverseParams, out))
+  GPROX_L(offsetof(ImageTraverseParams, capacity))
+  GPROX_L(offsetof(ImageTraverseParams, step))
+  GPROX_L(offsetof(ImageTraverseParams, self_mode))
+  GPROX_L(offsetof(ImageTraverseParams, last))
+#undef GPROX_L
+  return static_cast<size_t>(-1);
+}
+#endif

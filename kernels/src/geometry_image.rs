@@ -1,0 +1,464 @@
+//! Geometry images on the device (`kernels/cuda/geometry_image.cu`): the hierarchy images of
+//! `gprox_query::geometry_image::hierarchy`, the simultaneous breadth-first traversal of
+//! `traverse` and the self-collision of `self_collide` (Greß, Guthe, Klein 2006, §4–6), pair for
+//! pair the CPU's results.
+//!
+//! A [`DeviceImage`] holds one image on the device: its positions (uploaded every frame), quad
+//! stencil (uploaded once), the stored levels of its hierarchy (level 1 and up; the leaf boxes
+//! are made from the texels when the traversal reaches them, as on the CPU) and, for
+//! self-collision, the normal sign bytes. [`DeviceImage::update`] uploads new positions and
+//! enqueues one build launch per level without waiting.
+//!
+//! [`Device::image_collide`] and [`Device::image_self_collide`] enqueue the whole traversal —
+//! the root pair, one launch per level (the frontier size is read on the device), the leaf pairs
+//! into host-mapped memory — and synchronise **once**. Null pairs are removed by stream
+//! compaction: a block prefix sum of the survivor counts and one atomic per block for the
+//! block's place in the next frontier (the paper's 2D counting mip-map, §5.3, flattened: the
+//! block sums are its base level, the scan its top-down pass). A frontier larger than the
+//! buffers sets an overflow flag; the host then grows them (remembered for the next query) and
+//! runs the traversal again, so no pair is dropped. Exact mode tests the leaf pairs' triangles on
+//! the host with the exact predicate (`gprox_geometry::tri_tri`), as the CPU does.
+
+use glam::Vec3;
+use gprox_bvh::aabb::Aabb;
+use gprox_query::geometry_image::hierarchy::Level;
+use gprox_query::geometry_image::traverse::quads_intersect;
+use gprox_query::geometry_image::{GeometryImage, Mode, TexelPair};
+
+use crate::device::{Device, DeviceBuffer, MappedBuffer};
+use crate::error::{CudaError, Result};
+use crate::kernel::Kernel;
+use crate::params::params;
+
+/// Most levels of a hierarchy image (`GPROX_GI_MAX_LEVELS`).
+pub const MAX_LEVELS: usize = 16;
+/// Counter words of a traversal (`GPROX_GI_COUNTERS`).
+const COUNTERS: usize = 2 + 2 * (2 * MAX_LEVELS + 1);
+/// Header words in front of the mapped leaf pairs (`GPROX_GI_HEADER`).
+const HEADER: usize = 4;
+/// Frontier capacity (pairs) of the first query; grown after an overflow.
+pub const FRONTIER_CAPACITY: u32 = 1 << 14;
+
+/// One geometry image as the kernels read it (`ImageFace` in `geometry_image.cuh`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct ImageFace {
+    /// `const f32[3 * width * height]`.
+    pub positions: u64,
+    /// `const u8[(width - 1) * (height - 1)]`.
+    pub quad_stencil: u64,
+    /// `Aabb[]`: the stored levels.
+    pub boxes: u64,
+    /// `i8[4 * nodes]`, or 0 without signs.
+    pub signs: u64,
+    /// Texels along u.
+    pub width: u32,
+    /// Texels along v.
+    pub height: u32,
+    /// Leaf box padding.
+    pub pad: f32,
+    /// Levels.
+    pub levels: u32,
+    /// First node of each stored level in `boxes`.
+    pub level_offset: [u32; MAX_LEVELS],
+}
+
+params!(
+    /// `gprox_gi_build`: one level of a hierarchy image.
+    ImageBuildParams {
+        /// The image.
+        face: ImageFace,
+        /// The level made.
+        level: u32,
+        /// Padding.
+        pad: u32,
+    }
+);
+
+params!(
+    /// `gprox_gi_init` / `gprox_gi_step` / `gprox_gi_out`: one traversal.
+    ImageTraverseParams {
+        /// Image A.
+        a: ImageFace,
+        /// Image B (A again in self mode).
+        b: ImageFace,
+        /// `const u32[2 * capacity]` frontier read.
+        frontier_in: u64,
+        /// `u32[2 * capacity]` frontier written.
+        frontier_out: u64,
+        /// `u32[COUNTERS]`.
+        counters: u64,
+        /// Mapped `u32[HEADER + 2 * capacity]`.
+        out: u64,
+        /// Frontier capacity (pairs).
+        capacity: u32,
+        /// Step number.
+        step: u32,
+        /// Level of the step's parents in A.
+        level_a: u32,
+        /// Level of the step's parents in B.
+        level_b: u32,
+        /// Whether the step descends A.
+        descend_a: u32,
+        /// Whether the step descends B.
+        descend_b: u32,
+        /// 1: A against itself.
+        self_mode: u32,
+        /// Self mode: the normal test.
+        normal_test: u32,
+        /// 1 at the last step.
+        last: u32,
+        /// Padding.
+        pad: u32,
+    }
+);
+
+/// A geometry image and its hierarchy image resident on the device.
+pub struct DeviceImage {
+    face: u32,
+    width: usize,
+    height: usize,
+    /// (width, height) of every level.
+    sizes: Vec<(usize, usize)>,
+    level_offset: [u32; MAX_LEVELS],
+    pad: f32,
+    positions: DeviceBuffer<[f32; 3]>,
+    quad_stencil: DeviceBuffer<u8>,
+    boxes: DeviceBuffer<Aabb>,
+    signs: Option<DeviceBuffer<[i8; 4]>>,
+}
+
+impl std::fmt::Debug for DeviceImage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "DeviceImage(face {}, {} x {}, {} levels)",
+            self.face,
+            self.width,
+            self.height,
+            self.sizes.len()
+        )
+    }
+}
+
+/// The level sizes of an image of `w × h` quads (as `HierarchyImage::rebuild`).
+fn level_sizes(w: usize, h: usize) -> Vec<(usize, usize)> {
+    let mut sizes = vec![(w, h)];
+    while sizes.last().is_some_and(|&(w, h)| w > 1 || h > 1) {
+        let (w, h) = sizes[sizes.len() - 1];
+        sizes.push((w.div_ceil(2), h.div_ceil(2)));
+    }
+    sizes
+}
+
+impl DeviceImage {
+    /// Uploads `img` (stencil and positions) and builds its hierarchy on the device, with the
+    /// normal sign bytes when `with_signs` (self-collision's normal test). Allocates; later
+    /// frames go through [`DeviceImage::update`].
+    pub fn new(device: &Device, img: &GeometryImage, with_signs: bool) -> Result<Self> {
+        let (width, height) = (img.width(), img.height());
+        let sizes = level_sizes(width - 1, height - 1);
+        if sizes.len() > MAX_LEVELS || width * height > u32::MAX as usize / 3 {
+            return Err(CudaError::TooLarge {
+                what: "geometry image texels",
+                count: width * height,
+                max: 1 << 26,
+            });
+        }
+        let mut level_offset = [0u32; MAX_LEVELS];
+        let mut nodes = 0usize;
+        for (l, &(w, h)) in sizes.iter().enumerate() {
+            if l > 0 || sizes.len() == 1 {
+                level_offset[l] = nodes as u32;
+                nodes += w * h;
+            }
+        }
+        let mut me = Self {
+            face: img.face,
+            width,
+            height,
+            sizes,
+            level_offset,
+            pad: img.pad,
+            positions: device.alloc_zeros(width * height)?,
+            quad_stencil: device.upload(&img.quad_stencil)?,
+            boxes: device.alloc_zeros(nodes)?,
+            signs: if with_signs {
+                Some(device.alloc_zeros(nodes)?)
+            } else {
+                None
+            },
+        };
+        me.update(device, img)?;
+        Ok(me)
+    }
+
+    /// New positions of the same grid (a deforming face or a new pose): uploads them (12 B per
+    /// texel) and enqueues the hierarchy build, one launch per stored level; no synchronisation,
+    /// no allocation.
+    pub fn update(&mut self, device: &Device, img: &GeometryImage) -> Result<()> {
+        if (img.width(), img.height()) != (self.width, self.height)
+            || img.quad_stencil.len() != self.quad_stencil.len()
+        {
+            return Err(CudaError::LengthMismatch {
+                device: self.width * self.height,
+                host: img.positions.len(),
+            });
+        }
+        self.face = img.face;
+        self.pad = img.pad;
+        self.positions
+            .write(bytemuck::cast_slice::<Vec3, [f32; 3]>(&img.positions))?;
+        let first = if self.sizes.len() == 1 { 0 } else { 1 };
+        for l in first..self.sizes.len() {
+            let (w, h) = self.sizes[l];
+            let p = ImageBuildParams {
+                face: self.face(),
+                level: l as u32,
+                pad: 0,
+            };
+            // SAFETY: the face's buffers hold the image's texels, quads and stored levels (sizes
+            // from `level_sizes`, offsets from `new`); the kernel writes the nodes of level l.
+            unsafe {
+                device.launch(
+                    Kernel::ImageBuild,
+                    device.blocks_for(w * h),
+                    device.block_size(),
+                    &p,
+                )?
+            };
+        }
+        Ok(())
+    }
+
+    /// The layout the kernels read.
+    pub fn face(&self) -> ImageFace {
+        ImageFace {
+            positions: self.positions.device_ptr(),
+            quad_stencil: self.quad_stencil.device_ptr(),
+            boxes: self.boxes.device_ptr(),
+            signs: self.signs.as_ref().map_or(0, |s| s.device_ptr()),
+            width: self.width as u32,
+            height: self.height as u32,
+            pad: self.pad,
+            levels: self.sizes.len() as u32,
+            level_offset: self.level_offset,
+        }
+    }
+
+    /// Levels of the hierarchy.
+    pub fn levels(&self) -> usize {
+        self.sizes.len()
+    }
+
+    /// The hierarchy's levels read back (one copy each of boxes and signs), in the form of
+    /// `HierarchyImage::levels`: the leaf level without boxes unless it is the root. For tests
+    /// and display.
+    pub fn download_levels(&self) -> Result<Vec<Level>> {
+        let boxes = self.boxes.download()?;
+        let signs = match &self.signs {
+            Some(s) => s.download()?,
+            None => Vec::new(),
+        };
+        let stored = |l: usize| l > 0 || self.sizes.len() == 1;
+        Ok(self
+            .sizes
+            .iter()
+            .enumerate()
+            .map(|(l, &(width, height))| {
+                let range = if stored(l) {
+                    let o = self.level_offset[l] as usize;
+                    o..o + width * height
+                } else {
+                    0..0
+                };
+                Level {
+                    width,
+                    height,
+                    boxes: boxes[range.clone()].to_vec(),
+                    signs: if signs.is_empty() {
+                        Vec::new()
+                    } else {
+                        signs[range].to_vec()
+                    },
+                }
+            })
+            .collect())
+    }
+}
+
+/// One traversal step on the host's side: parents' levels and which trees descend.
+#[derive(Clone, Copy)]
+struct Step {
+    level_a: usize,
+    level_b: usize,
+    descend_a: bool,
+    descend_b: bool,
+}
+
+impl Device {
+    /// Every pair of quads of `a` and `b` whose padded boxes overlap (approximate) or whose
+    /// triangles intersect (exact), sorted: `gprox_query::geometry_image::collide_images` on the
+    /// device. Each side is the image and its resident copy (updated to the same positions).
+    /// One host synchronisation (more only when a frontier outgrew its buffers).
+    pub fn image_collide(
+        &self,
+        a: (&GeometryImage, &DeviceImage),
+        b: (&GeometryImage, &DeviceImage),
+        mode: Mode,
+    ) -> Result<Vec<TexelPair>> {
+        let (mut la, mut lb) = (a.1.levels() - 1, b.1.levels() - 1);
+        let mut steps = Vec::new();
+        while la > 0 || lb > 0 {
+            let (da, db) = (la > 0 && la >= lb, lb > 0 && lb >= la);
+            steps.push(Step {
+                level_a: la,
+                level_b: lb,
+                descend_a: da,
+                descend_b: db,
+            });
+            la -= usize::from(da);
+            lb -= usize::from(db);
+        }
+        let pairs = self.image_traverse(a.1.face(), b.1.face(), &steps, None)?;
+        let (wa, wb) = (a.1.sizes[0].0 as u32, b.1.sizes[0].0 as u32);
+        let mut out: Vec<TexelPair> = pairs
+            .into_iter()
+            .map(|(p, q)| TexelPair {
+                face_a: a.0.face,
+                quad_a: [p % wa, p / wa],
+                face_b: b.0.face,
+                quad_b: [q % wb, q / wb],
+            })
+            .filter(|t| mode == Mode::Approximate || quads_intersect(a.0, t.quad_a, b.0, t.quad_b))
+            .collect();
+        out.sort_unstable();
+        Ok(out)
+    }
+
+    /// Every pair of non-adjacent quads of one image whose padded boxes overlap (approximate)
+    /// or whose triangles intersect (exact), sorted:
+    /// `gprox_query::geometry_image::self_collide_image` on the device. `normal_test` reads
+    /// the sign bytes of an image made with signs (without them it prunes nothing).
+    pub fn image_self_collide(
+        &self,
+        img: (&GeometryImage, &DeviceImage),
+        mode: Mode,
+        normal_test: bool,
+    ) -> Result<Vec<TexelPair>> {
+        let top = img.1.levels() - 1;
+        if top == 0 {
+            return Ok(Vec::new());
+        }
+        let steps: Vec<Step> = (1..=top)
+            .rev()
+            .map(|l| Step {
+                level_a: l,
+                level_b: l,
+                descend_a: true,
+                descend_b: true,
+            })
+            .collect();
+        let face = img.1.face();
+        let pairs = self.image_traverse(face, face, &steps, Some(normal_test))?;
+        let w = img.1.sizes[0].0 as u32;
+        let mut out: Vec<TexelPair> = pairs
+            .into_iter()
+            .map(|(p, q)| TexelPair {
+                face_a: img.0.face,
+                quad_a: [p % w, p / w],
+                face_b: img.0.face,
+                quad_b: [q % w, q / w],
+            })
+            .filter(|t| {
+                mode == Mode::Approximate || quads_intersect(img.0, t.quad_a, img.0, t.quad_b)
+            })
+            .collect();
+        out.sort_unstable();
+        Ok(out)
+    }
+
+    /// Enqueues a whole traversal (`self_normal`: self mode and its normal test) and returns
+    /// the leaf node pairs, growing the frontier and rerunning after an overflow.
+    fn image_traverse(
+        &self,
+        a: ImageFace,
+        b: ImageFace,
+        steps: &[Step],
+        self_normal: Option<bool>,
+    ) -> Result<Vec<(u32, u32)>> {
+        loop {
+            let capacity = self.hint("gi.capacity", FRONTIER_CAPACITY).max(1);
+            let cap = capacity as usize;
+            let front = [
+                self.lease::<DeviceBuffer<u32>>("gi.front0", 2 * cap)?,
+                self.lease::<DeviceBuffer<u32>>("gi.front1", 2 * cap)?,
+            ];
+            let counters = self.lease::<DeviceBuffer<u32>>("gi.counters", COUNTERS)?;
+            let out = self.lease::<MappedBuffer<u32>>("gi.out", HEADER + 2 * cap)?;
+            let mut p = ImageTraverseParams {
+                a,
+                b,
+                frontier_in: front[1].device_ptr(),
+                frontier_out: front[0].device_ptr(),
+                counters: counters.device_ptr(),
+                out: out.device_ptr(),
+                capacity,
+                step: 0,
+                level_a: 0,
+                level_b: 0,
+                descend_a: 0,
+                descend_b: 0,
+                self_mode: u32::from(self_normal.is_some()),
+                normal_test: u32::from(self_normal == Some(true)),
+                last: 0,
+                pad: 0,
+            };
+            let block = self.block_size();
+            // SAFETY (all launches): the faces' buffers are live resident images; the frontiers
+            // hold `2 * capacity` words, the counters COUNTERS, the mapped output
+            // HEADER + 2 * capacity; the kernels write no further than these.
+            unsafe { self.launch(Kernel::ImageInit, 1, block, &p)? };
+            let grid = self.multiprocessors() * if self.is_emulated() { 4 } else { 8 };
+            for (s, st) in steps.iter().enumerate() {
+                p.step = s as u32 + 1;
+                p.frontier_in = front[s % 2].device_ptr();
+                p.frontier_out = front[(s + 1) % 2].device_ptr();
+                (p.level_a, p.level_b) = (st.level_a as u32, st.level_b as u32);
+                (p.descend_a, p.descend_b) = (u32::from(st.descend_a), u32::from(st.descend_b));
+                p.last = u32::from(s + 1 == steps.len());
+                unsafe { self.launch(Kernel::ImageStep, grid, block, &p)? };
+            }
+            p.step = steps.len() as u32;
+            p.frontier_in = front[steps.len() % 2].device_ptr();
+            unsafe { self.launch(Kernel::ImageOut, grid, block, &p)? };
+            self.synchronize()?;
+            let header = out.read(0, HEADER);
+            if header[1] != 0 {
+                let needed = header[2].max(header[0]);
+                self.set_hint("gi.capacity", needed.max(capacity.saturating_mul(2)));
+                continue;
+            }
+            let n = header[0] as usize;
+            let words = out.read(HEADER, 2 * n);
+            return Ok(words.chunks_exact(2).map(|w| (w[0], w[1])).collect());
+        }
+    }
+}
+
+unsafe extern "C" {
+    /// `sizeof` / `offsetof` of the geometry-image layouts as the emulator's C++ compiler sees
+    /// them.
+    fn gprox_emu_geometry_image_layout(name: *const std::ffi::c_char) -> usize;
+}
+
+/// `sizeof(T)` or `offsetof(T, field)` of a geometry-image layout (`ImageFace`,
+/// `ImageBuildParams`, `ImageTraverseParams`) from the C++ side of the emulator, by name
+/// exactly as written in `geometry_image.cu`; `usize::MAX` if unknown.
+pub fn emulator_layout(name: &str) -> usize {
+    let Ok(c) = std::ffi::CString::new(name) else {
+        return usize::MAX;
+    };
+    // SAFETY: reads a NUL-terminated string and returns a number.
+    unsafe { gprox_emu_geometry_image_layout(c.as_ptr()) }
+}

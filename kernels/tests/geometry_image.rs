@@ -1,0 +1,342 @@
+//! Geometry images on the device (`cuda/geometry_image.cu`, `include/gprox/geometry_image.cuh`)
+//! against the CPU's `gprox_query::geometry_image` (itself tested against brute force over all
+//! quads): hierarchy levels box for box and sign for sign, collision of deforming and trimmed
+//! images and self-collision pair for pair in both modes, grow-and-retry of the frontier, the
+//! op budget of a warm frame, and the shared layouts.
+
+use gprox_cuda::geometry_image::{
+    emulator_layout, ImageBuildParams, ImageFace, ImageTraverseParams,
+};
+use gprox_cuda::{Device, DeviceImage};
+use gprox_geometry::freeform::trimmed::{LoopRole, TrimCurve, TrimLoop};
+use gprox_geometry::freeform::{NurbsSurface, TrimmedFace};
+use gprox_geometry::glam::{DVec2, DVec3};
+use gprox_geometry::transform::Pose64;
+use gprox_query::geometry_image::{
+    collide_images, self_collide_image, GeometryImage, HierarchyImage, Mode,
+};
+use proptest::prelude::*;
+
+/// A bicubic Bézier patch over [0,1]² with heights `h(i, j)` on its 4 × 4 net, moved by `shift`.
+fn patch(h: impl Fn(usize, usize) -> f64, shift: DVec3) -> NurbsSurface {
+    let pts = (0..16)
+        .map(|k| {
+            let (i, j) = (k / 4, k % 4);
+            DVec3::new(i as f64 / 3.0, j as f64 / 3.0, h(i, j)) + shift
+        })
+        .collect();
+    NurbsSurface::bezier([3, 3], pts, None).unwrap()
+}
+
+/// `surface` with a polygonal hole (clockwise corners in (u, v)).
+fn with_hole(surface: NurbsSurface, hole: &[DVec2]) -> TrimmedFace {
+    let outer = TrimmedFace::untrimmed(surface.clone()).unwrap();
+    let n = hole.len();
+    let curves = (0..n)
+        .map(|k| {
+            let (a, b) = (hole[k], hole[(k + 1) % n]);
+            TrimCurve::new(
+                1,
+                vec![0.0, 0.0, 1.0, 1.0],
+                &[a, b],
+                None,
+                [0.0, 1.0],
+                false,
+            )
+            .unwrap()
+        })
+        .collect();
+    let mut loops = outer.loops().to_vec();
+    loops.push(TrimLoop {
+        role: LoopRole::Hole,
+        curves,
+    });
+    TrimmedFace::new(surface, loops).unwrap()
+}
+
+fn image(id: u32, face: &TrimmedFace, eps: f64) -> GeometryImage {
+    GeometryImage::generate(id, face, &Pose64::IDENTITY, eps, None)
+        .unwrap()
+        .unwrap()
+}
+
+fn wave(t: f64, amp: f64) -> impl Fn(usize, usize) -> f64 {
+    move |i, j| amp * ((i as f64 + 2.0 * t) * 1.7).sin() * ((j as f64 - t) * 1.1).cos()
+}
+
+/// The device's levels equal the CPU's: boxes, signs, sizes, the leaf level unstored.
+fn assert_same_levels(img: &GeometryImage, dev: &DeviceImage) {
+    let cpu = HierarchyImage::build_with_signs(img);
+    let got = dev.download_levels().unwrap();
+    assert_eq!(got.len(), cpu.levels.len());
+    for (l, (g, c)) in got.iter().zip(&cpu.levels).enumerate() {
+        assert_eq!((g.width, g.height), (c.width, c.height), "level {l}");
+        assert_eq!(g.boxes, c.boxes, "level {l}");
+        assert_eq!(g.signs, c.signs, "level {l}");
+    }
+}
+
+#[test]
+fn hierarchy_equals_cpu_on_trimmed_odd_images() {
+    let d = Device::for_tests();
+    let hole = [
+        DVec2::new(0.3, 0.2),
+        DVec2::new(0.2, 0.7),
+        DVec2::new(0.75, 0.6),
+    ];
+    for eps in [0.045, 0.4] {
+        let face = with_hole(patch(wave(0.3, 0.2), DVec3::ZERO), &hole);
+        let img = image(0, &face, eps);
+        assert!(img.quad_stencil.contains(&0), "the hole clears quads");
+        let dev = DeviceImage::new(&d, &img, true).unwrap();
+        assert_same_levels(&img, &dev);
+    }
+}
+
+#[test]
+fn deforming_collision_equals_cpu_pair_for_pair() {
+    let d = Device::for_tests();
+    let hole = [
+        DVec2::new(0.35, 0.35),
+        DVec2::new(0.35, 0.65),
+        DVec2::new(0.65, 0.65),
+        DVec2::new(0.65, 0.35),
+    ];
+    let (fa0, fb0) = (
+        TrimmedFace::untrimmed(patch(wave(0.0, 0.15), DVec3::ZERO)).unwrap(),
+        with_hole(patch(wave(0.5, -0.1), DVec3::new(0.2, 0.1, 0.02)), &hole),
+    );
+    let (mut a, mut b) = (image(0, &fa0, 0.06), image(1, &fb0, 0.06));
+    let mut da = DeviceImage::new(&d, &a, false).unwrap();
+    let mut db = DeviceImage::new(&d, &b, false).unwrap();
+    let mut total = 0;
+    for frame in 0..3 {
+        let t = frame as f64 * 0.3;
+        a.update_positions(&patch(wave(t, 0.15), DVec3::ZERO), &Pose64::IDENTITY)
+            .unwrap();
+        b.update_positions(
+            &patch(wave(0.5 - t, -0.1), DVec3::new(0.2, 0.1, 0.02)),
+            &Pose64::IDENTITY,
+        )
+        .unwrap();
+        da.update(&d, &a).unwrap();
+        db.update(&d, &b).unwrap();
+        let (ha, hb) = (HierarchyImage::build(&a), HierarchyImage::build(&b));
+        for mode in [Mode::Approximate, Mode::Exact] {
+            let cpu = collide_images((&a, &ha), (&b, &hb), mode);
+            let dev = d.image_collide((&a, &da), (&b, &db), mode).unwrap();
+            assert_eq!(dev, cpu, "frame {frame} {mode:?}");
+            total += cpu.len();
+        }
+        // The other order too (the deeper tree descends alone first when sizes differ).
+        let cpu = collide_images((&b, &hb), (&a, &ha), Mode::Approximate);
+        assert_eq!(
+            d.image_collide((&b, &db), (&a, &da), Mode::Approximate)
+                .unwrap(),
+            cpu
+        );
+    }
+    assert!(total > 0, "the sheets touch");
+}
+
+#[test]
+fn collision_of_unequal_sizes_and_one_quad_images() {
+    let d = Device::for_tests();
+    let fa = TrimmedFace::untrimmed(patch(wave(0.1, 0.1), DVec3::ZERO)).unwrap();
+    let fb = TrimmedFace::untrimmed(patch(wave(0.7, 0.1), DVec3::new(0.1, 0.0, 0.01))).unwrap();
+    for (ea, eb) in [(0.02, 0.2), (0.2, 0.02), (5.0, 0.05), (5.0, 5.0)] {
+        let (a, b) = (image(0, &fa, ea), image(1, &fb, eb));
+        let (da, db) = (
+            DeviceImage::new(&d, &a, false).unwrap(),
+            DeviceImage::new(&d, &b, false).unwrap(),
+        );
+        let cpu = collide_images(
+            (&a, &HierarchyImage::build(&a)),
+            (&b, &HierarchyImage::build(&b)),
+            Mode::Approximate,
+        );
+        let dev = d
+            .image_collide((&a, &da), (&b, &db), Mode::Approximate)
+            .unwrap();
+        assert_eq!(dev, cpu, "eps {ea} / {eb}");
+    }
+}
+
+/// A sheet folded over itself: the second half mirrored back above the first.
+fn folded(h: &[f64]) -> TrimmedFace {
+    let pts = (0..16)
+        .map(|k| {
+            let (i, j) = (k / 4, k % 4);
+            let x = [0.0, 1.0, 1.0, 0.1][i];
+            let z = [0.0, 0.0, 0.6, -0.05][i] + 0.1 * h[k];
+            DVec3::new(x, j as f64 / 3.0, z)
+        })
+        .collect();
+    TrimmedFace::untrimmed(NurbsSurface::bezier([3, 3], pts, None).unwrap()).unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(4))]
+
+    /// Self-collision on the device equals the CPU's with and without the normal test, in both
+    /// modes, on folded sheets with random bumps.
+    #[test]
+    fn self_collision_equals_cpu(h in proptest::collection::vec(-1.0f64..1.0, 16), eps in 0.08f64..0.25) {
+        let d = Device::for_tests();
+        let img = image(0, &folded(&h), eps);
+        let hi = HierarchyImage::build_with_signs(&img);
+        let dev = DeviceImage::new(&d, &img, true).unwrap();
+        let mut reported = 0;
+        for mode in [Mode::Approximate, Mode::Exact] {
+            for normal in [false, true] {
+                let cpu = self_collide_image(&img, &hi, mode, normal);
+                prop_assert_eq!(d.image_self_collide((&img, &dev), mode, normal).unwrap(), cpu);
+                reported += usize::from(mode == Mode::Approximate && !normal);
+            }
+        }
+        prop_assert!(reported > 0);
+    }
+}
+
+#[test]
+fn frontier_overflow_grows_and_reruns() {
+    // Two nearly coincident flat sheets: every quad meets its 3 x 3 neighbours, far more leaf
+    // pairs than the first query's frontier holds.
+    let d = Device::for_tests();
+    let fa = TrimmedFace::untrimmed(patch(|_, _| 0.0, DVec3::ZERO)).unwrap();
+    let fb = TrimmedFace::untrimmed(patch(|_, _| 0.0, DVec3::new(0.0, 0.0, 1e-4))).unwrap();
+    let (a, b) = (image(0, &fa, 0.08), image(1, &fb, 0.08));
+    let (da, db) = (
+        DeviceImage::new(&d, &a, false).unwrap(),
+        DeviceImage::new(&d, &b, false).unwrap(),
+    );
+    let cpu = collide_images(
+        (&a, &HierarchyImage::build(&a)),
+        (&b, &HierarchyImage::build(&b)),
+        Mode::Approximate,
+    );
+    assert!(cpu.len() > gprox_cuda::geometry_image::FRONTIER_CAPACITY as usize);
+    let before = d.ops();
+    let dev = d
+        .image_collide((&a, &da), (&b, &db), Mode::Approximate)
+        .unwrap();
+    let used = d.ops() - before;
+    assert_eq!(dev, cpu);
+    assert!(used.syncs >= 2, "the first run overflowed: {used:?}");
+    // The grown frontier is kept: the next query takes one synchronisation.
+    let before = d.ops();
+    assert_eq!(
+        d.image_collide((&a, &da), (&b, &db), Mode::Approximate)
+            .unwrap(),
+        cpu
+    );
+    let used = d.ops() - before;
+    assert_eq!((used.syncs, used.allocations), (1, 0));
+}
+
+#[test]
+fn warm_frame_op_budget() {
+    let d = Device::for_tests();
+    let fa = TrimmedFace::untrimmed(patch(wave(0.0, 0.15), DVec3::ZERO)).unwrap();
+    let fb = TrimmedFace::untrimmed(patch(wave(0.4, -0.1), DVec3::new(0.2, 0.1, 0.02))).unwrap();
+    let (mut a, b) = (image(0, &fa, 0.06), image(1, &fb, 0.06));
+    let mut da = DeviceImage::new(&d, &a, false).unwrap();
+    let db = DeviceImage::new(&d, &b, false).unwrap();
+    // The first pass over the frames warms the pool up; the second is measured.
+    for pass in 0..2 {
+        for frame in 0..3 {
+            let s = patch(wave(frame as f64 * 0.2, 0.15), DVec3::ZERO);
+            a.update_positions(&s, &Pose64::IDENTITY).unwrap();
+            let before = d.ops();
+            da.update(&d, &a).unwrap();
+            let update = d.ops() - before;
+            // Positions up (12 B a texel), one launch per stored level, no wait, no allocation.
+            assert_eq!(update.h2d_bytes, 12 * a.positions.len() as u64);
+            assert_eq!(update.launches, da.levels() as u64 - 1);
+            assert_eq!(
+                (update.syncs, update.d2h_bytes, update.allocations),
+                (0, 0, 0)
+            );
+            let before = d.ops();
+            let pairs = d
+                .image_collide((&a, &da), (&b, &db), Mode::Approximate)
+                .unwrap();
+            let query = d.ops() - before;
+            assert!(!pairs.is_empty());
+            if pass == 0 {
+                continue;
+            }
+            // Root pair, one step per level of the deeper tree, the output: one wait, the
+            // header and 8 B per pair back, nothing up, no allocation.
+            let steps = da.levels().max(db.levels()) as u64 - 1;
+            assert_eq!(query.launches, steps + 2, "{query:?}");
+            assert_eq!(query.syncs, 1);
+            assert_eq!(query.h2d_bytes, 0);
+            assert_eq!(query.d2h_bytes, 16 + 8 * pairs.len() as u64);
+            assert_eq!(query.allocations, 0);
+        }
+    }
+}
+
+#[test]
+fn layouts_match() {
+    use std::mem::{offset_of, size_of};
+    let check = |name: &str, rust: usize| assert_eq!(emulator_layout(name), rust, "{name}");
+    check("sizeof(ImageFace)", size_of::<ImageFace>());
+    check(
+        "offsetof(ImageFace, positions)",
+        offset_of!(ImageFace, positions),
+    );
+    check(
+        "offsetof(ImageFace, quad_stencil)",
+        offset_of!(ImageFace, quad_stencil),
+    );
+    check("offsetof(ImageFace, boxes)", offset_of!(ImageFace, boxes));
+    check("offsetof(ImageFace, signs)", offset_of!(ImageFace, signs));
+    check("offsetof(ImageFace, width)", offset_of!(ImageFace, width));
+    check("offsetof(ImageFace, height)", offset_of!(ImageFace, height));
+    check("offsetof(ImageFace, pad)", offset_of!(ImageFace, pad));
+    check("offsetof(ImageFace, levels)", offset_of!(ImageFace, levels));
+    check(
+        "offsetof(ImageFace, level_offset)",
+        offset_of!(ImageFace, level_offset),
+    );
+    check("sizeof(ImageBuildParams)", size_of::<ImageBuildParams>());
+    check(
+        "offsetof(ImageBuildParams, level)",
+        offset_of!(ImageBuildParams, level),
+    );
+    check(
+        "sizeof(ImageTraverseParams)",
+        size_of::<ImageTraverseParams>(),
+    );
+    check(
+        "offsetof(ImageTraverseParams, b)",
+        offset_of!(ImageTraverseParams, b),
+    );
+    check(
+        "offsetof(ImageTraverseParams, frontier_in)",
+        offset_of!(ImageTraverseParams, frontier_in),
+    );
+    check(
+        "offsetof(ImageTraverseParams, out)",
+        offset_of!(ImageTraverseParams, out),
+    );
+    check(
+        "offsetof(ImageTraverseParams, capacity)",
+        offset_of!(ImageTraverseParams, capacity),
+    );
+    check(
+        "offsetof(ImageTraverseParams, step)",
+        offset_of!(ImageTraverseParams, step),
+    );
+    check(
+        "offsetof(ImageTraverseParams, self_mode)",
+        offset_of!(ImageTraverseParams, self_mode),
+    );
+    check(
+        "offsetof(ImageTraverseParams, last)",
+        offset_of!(ImageTraverseParams, last),
+    );
+    assert_eq!(emulator_layout("sizeof(Nothing)"), usize::MAX);
+}
