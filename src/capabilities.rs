@@ -113,8 +113,6 @@ impl Query {
                 | Query::SampledSeparation
                 | Query::FreeformCollide
                 | Query::FreeformDistance
-                | Query::ImageCollide
-                | Query::ImageSelfCollide
         )
     }
 }

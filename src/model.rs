@@ -62,6 +62,8 @@ struct Trimmed {
     unit: f64,
     /// The last images: accuracy, pose, with sign bytes, images.
     images: Mutex<Option<(f64, Pose64, bool, Images)>>,
+    /// Their copies on a device (`crate::queries::geometry_image`).
+    resident: Mutex<Option<crate::queries::geometry_image::ResidentImages>>,
 }
 
 /// A triangle mesh and its LBVH, ready for queries on any backend.
@@ -213,8 +215,16 @@ impl Model {
             faces,
             unit: model.unit(),
             images: Mutex::new(None),
+            resident: Mutex::new(None),
         }));
         Ok(m)
+    }
+
+    /// The slot of a trimmed model's device images (`None` for other models).
+    pub(crate) fn resident_images_slot(
+        &self,
+    ) -> Option<&Mutex<Option<crate::queries::geometry_image::ResidentImages>>> {
+        self.trimmed.as_ref().map(|t| &t.resident)
     }
 
     /// The faces of a trimmed model (`None` otherwise).

@@ -400,3 +400,104 @@ fn deforming_tori_intersection_volume_stays_within_budget() {
     }
     assert!(touching >= 8, "{touching}");
 }
+
+/// A trimmed bicubic patch (a square hole) whose net is bent by `bend`.
+fn trimmed_patch(bend: f64) -> gprox::geometry::freeform::TrimmedFace {
+    use gprox::geometry::freeform::trimmed::{LoopRole, TrimCurve, TrimLoop};
+    use gprox::geometry::freeform::{NurbsSurface, TrimmedFace};
+    use gprox::geometry::glam::{DVec2, DVec3};
+    let pts = (0..16)
+        .map(|k| {
+            let (i, j) = (k / 4, k % 4);
+            let z = bend * ((i as f64 * 1.3).sin() + (j as f64 * 0.9).cos());
+            DVec3::new(i as f64 / 3.0, j as f64 / 3.0, z)
+        })
+        .collect();
+    let surface = NurbsSurface::bezier([3, 3], pts, None).unwrap();
+    let hole = [
+        DVec2::new(0.3, 0.3),
+        DVec2::new(0.3, 0.6),
+        DVec2::new(0.6, 0.6),
+        DVec2::new(0.6, 0.3),
+    ];
+    let curves = (0..4)
+        .map(|k| {
+            let (a, b) = (hole[k], hole[(k + 1) % 4]);
+            TrimCurve::new(
+                1,
+                vec![0.0, 0.0, 1.0, 1.0],
+                &[a, b],
+                None,
+                [0.0, 1.0],
+                false,
+            )
+            .unwrap()
+        })
+        .collect();
+    let mut loops = TrimmedFace::untrimmed(surface.clone())
+        .unwrap()
+        .loops()
+        .to_vec();
+    loops.push(TrimLoop {
+        role: LoopRole::Hole,
+        curves,
+    });
+    TrimmedFace::new(surface, loops).unwrap()
+}
+
+/// Geometry-image collision and self-collision of trimmed models on a device context: the
+/// CPU's contacts every frame; when warm, a moved model uploads its positions only (12 B a
+/// texel; its hierarchy is rebuilt on the device), a query synchronises once per face pair,
+/// reads back a 16 B header and 8 B per pair, and nothing is allocated.
+#[test]
+fn geometry_images_of_trimmed_models() {
+    use gprox::{GeometryImageOptions, ImageMode, ModelOptions};
+    let cpu = Context::new(Backend::Cpu).unwrap();
+    let emu = Context::new(device::test_backend()).unwrap();
+    let faces = (vec![trimmed_patch(0.08)], vec![trimmed_patch(-0.06)]);
+    let mo = ModelOptions::default();
+    let (ca, cb) = (
+        cpu.trimmed_model(faces.0.clone(), &mo).unwrap(),
+        cpu.trimmed_model(faces.1.clone(), &mo).unwrap(),
+    );
+    let (ea, eb) = (
+        emu.trimmed_model(faces.0, &mo).unwrap(),
+        emu.trimmed_model(faces.1, &mo).unwrap(),
+    );
+    let opts = GeometryImageOptions {
+        epsilon: 0.03,
+        mode: ImageMode::Approximate,
+        normal_test: true,
+    };
+    let poses: Vec<Affine3A> = (0..3)
+        .map(|k| Affine3A::from_translation(Vec3::new(0.1 * k as f32, 0.05, 0.02)))
+        .collect();
+    let id = Affine3A::IDENTITY;
+    for pass in 0..2 {
+        for pose in &poses {
+            let want = cpu.image_collide(&ca, &id, &cb, pose, &opts).unwrap();
+            assert!(!want.is_empty());
+            let (got, used) = ops(&emu, || {
+                emu.image_collide(&ea, &id, &eb, pose, &opts).unwrap()
+            });
+            assert_eq!(got, want);
+            if pass == 1 {
+                assert_eq!((used.syncs, used.allocations), (1, 0), "{used:?}");
+                assert!(used.h2d_bytes > 0 && used.h2d_bytes % 12 == 0, "{used:?}");
+                assert_eq!(used.d2h_bytes, 16 + 8 * got.pairs.len() as u64);
+            }
+        }
+    }
+    // The same pose again: the device images are reused, nothing goes up.
+    let (_, used) = ops(&emu, || {
+        emu.image_collide(&ea, &id, &eb, &poses[2], &opts).unwrap()
+    });
+    assert_eq!((used.h2d_bytes, used.syncs, used.allocations), (0, 1, 0));
+    for mode in [ImageMode::Approximate, ImageMode::Exact] {
+        let o = GeometryImageOptions { mode, ..opts };
+        assert_eq!(
+            emu.image_self_collide(&ea, &id, &o).unwrap(),
+            cpu.image_self_collide(&ca, &id, &o).unwrap()
+        );
+    }
+}

@@ -676,8 +676,6 @@ fn capabilities_list_every_query() {
                     | Query::SampledSeparation
                     | Query::FreeformCollide
                     | Query::FreeformDistance
-                    | Query::ImageCollide
-                    | Query::ImageSelfCollide
             );
             let want = if on_device && kernels {
                 RunsOn::Device

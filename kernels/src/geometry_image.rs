@@ -23,7 +23,7 @@ use glam::Vec3;
 use gprox_bvh::aabb::Aabb;
 use gprox_query::geometry_image::hierarchy::Level;
 use gprox_query::geometry_image::traverse::quads_intersect;
-use gprox_query::geometry_image::{GeometryImage, Mode, TexelPair};
+use gprox_query::geometry_image::{GeometryImage, ImageSpec, Mode, TexelPair};
 
 use crate::device::{Device, DeviceBuffer, MappedBuffer};
 use crate::error::{CudaError, Result};
@@ -116,6 +116,8 @@ params!(
 /// A geometry image and its hierarchy image resident on the device.
 pub struct DeviceImage {
     face: u32,
+    /// The grid (with the face, it fixes the stencil).
+    spec: ImageSpec,
     width: usize,
     height: usize,
     /// (width, height) of every level.
@@ -175,6 +177,7 @@ impl DeviceImage {
         }
         let mut me = Self {
             face: img.face,
+            spec: img.spec,
             width,
             height,
             sizes,
@@ -193,19 +196,17 @@ impl DeviceImage {
         Ok(me)
     }
 
-    /// New positions of the same grid (a deforming face or a new pose): uploads them (12 B per
-    /// texel) and enqueues the hierarchy build, one launch per stored level; no synchronisation,
-    /// no allocation.
+    /// New positions of the same face and grid (a deforming face or a new pose): uploads them
+    /// (12 B per texel) and enqueues the hierarchy build, one launch per stored level; no
+    /// synchronisation, no allocation. [`CudaError::LengthMismatch`] when `img` does not
+    /// [`DeviceImage::fits`].
     pub fn update(&mut self, device: &Device, img: &GeometryImage) -> Result<()> {
-        if (img.width(), img.height()) != (self.width, self.height)
-            || img.quad_stencil.len() != self.quad_stencil.len()
-        {
+        if !self.fits(img) {
             return Err(CudaError::LengthMismatch {
                 device: self.width * self.height,
                 host: img.positions.len(),
             });
         }
-        self.face = img.face;
         self.pad = img.pad;
         self.positions
             .write(bytemuck::cast_slice::<Vec3, [f32; 3]>(&img.positions))?;
@@ -244,6 +245,19 @@ impl DeviceImage {
             levels: self.sizes.len() as u32,
             level_offset: self.level_offset,
         }
+    }
+
+    /// Whether the hierarchy keeps the normal sign bytes.
+    pub fn has_signs(&self) -> bool {
+        self.signs.is_some()
+    }
+
+    /// Whether [`DeviceImage::update`] takes `img`: the same face on the same grid (so the
+    /// same stencil, which is uploaded once).
+    pub fn fits(&self, img: &GeometryImage) -> bool {
+        img.face == self.face
+            && img.spec == self.spec
+            && img.quad_stencil.len() == self.quad_stencil.len()
     }
 
     /// Levels of the hierarchy.

@@ -1,14 +1,87 @@
 //! Geometry-image queries between trimmed models (Greß, Guthe, Klein 2006): stenciled geometry
-//! images of every face at the query's pose and accuracy, their quad-trees traversed on the CPU.
+//! images of every face at the query's pose and accuracy, their quad-trees traversed on the CPU
+//! or, on a device context, by the kernels (`gprox_cuda::geometry_image`) on device copies of
+//! the images whose hierarchies are rebuilt there from the positions.
+
+use std::sync::{Arc, Mutex, Weak};
 
 use glam::{Affine3A, Vec3};
+use gprox_cuda::{Device, DeviceImage};
 use gprox_geometry::transform::Pose64;
 use gprox_query::geometry_image::{
     collide_models, self_collide_image, GeometryImage, HierarchyImage, TexelPair,
 };
 
+use crate::model::Images;
 use crate::options::GeometryImageOptions;
 use crate::{Context, Error, Model};
+
+/// The device copies of a trimmed model's last images.
+#[derive(Debug)]
+pub(crate) struct ResidentImages {
+    /// [`Device::id`] of the device holding them.
+    device: u64,
+    /// The host images they were made or updated from.
+    source: Weak<Vec<(GeometryImage, HierarchyImage)>>,
+    /// One per face image, in the same order.
+    images: Arc<Vec<DeviceImage>>,
+}
+
+/// The device copies of `imgs` (the current images of `model`): reused when made from them,
+/// updated in place (positions up, hierarchies rebuilt on the device, no synchronisation) when
+/// only the positions changed, made anew otherwise.
+fn resident_images(
+    slot: &Mutex<Option<ResidentImages>>,
+    device: &Device,
+    imgs: &Images,
+    signs: bool,
+) -> Result<Arc<Vec<DeviceImage>>, Error> {
+    let mut slot = slot.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(r) = slot.as_mut().filter(|r| r.device == device.id()) {
+        if std::ptr::eq(r.source.as_ptr(), Arc::as_ptr(imgs))
+            && r.images.iter().all(|d| d.has_signs() || !signs)
+        {
+            return Ok(r.images.clone());
+        }
+        if let Some(v) = Arc::get_mut(&mut r.images) {
+            let fits = v.len() == imgs.len()
+                && v.iter()
+                    .zip(imgs.iter())
+                    .all(|(d, (i, _))| d.fits(i) && (d.has_signs() || !signs));
+            if fits {
+                for (d, (i, _)) in v.iter_mut().zip(imgs.iter()) {
+                    d.update(device, i)?;
+                }
+                r.source = Arc::downgrade(imgs);
+                return Ok(r.images.clone());
+            }
+        }
+    }
+    let images = Arc::new(
+        imgs.iter()
+            .map(|(i, _)| DeviceImage::new(device, i, signs))
+            .collect::<Result<Vec<_>, _>>()?,
+    );
+    *slot = Some(ResidentImages {
+        device: device.id(),
+        source: Arc::downgrade(imgs),
+        images: images.clone(),
+    });
+    Ok(images)
+}
+
+/// The device images of trimmed `model` for its current images `imgs`.
+fn device_images(
+    model: &Model,
+    device: &Device,
+    imgs: &Images,
+    signs: bool,
+) -> Result<Arc<Vec<DeviceImage>>, Error> {
+    let slot = model
+        .resident_images_slot()
+        .expect("geometry_images succeeded, so the model is trimmed");
+    resident_images(slot, device, imgs, signs)
+}
 
 /// The texel pairs of a geometry-image query with a display point for each.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -52,8 +125,9 @@ impl Context {
     /// in approximate mode every pair of quads whose padded boxes overlap (their texels are
     /// within 2ε and no contact is missed), in exact mode the quads whose triangles intersect;
     /// ε is `opts.epsilon` times each model's size. Each face is sampled on a grid sized from
-    /// certified derivative bounds, with a stencil for its trim loops. Runs on the CPU on every
-    /// backend.
+    /// certified derivative bounds, with a stencil for its trim loops. On a device context the
+    /// hierarchies are built and traversed by the kernels (one host synchronisation per pair of
+    /// faces whose root boxes overlap); the images themselves are sampled on the CPU.
     ///
     /// ```
     /// use gprox::geometry::freeform::{NurbsSurface, TrimmedFace};
@@ -87,14 +161,31 @@ impl Context {
         } else {
             b.geometry_images("image_collide", "model b", &pb, opts.epsilon, false)?
         };
-        let pairs = collide_models(&ia, &ib, opts.mode);
+        let pairs = match &self.device {
+            None => collide_models(&ia, &ib, opts.mode),
+            Some(d) => {
+                let da = device_images(a, d, &ia, false)?;
+                let db = device_images(b, d, &ib, false)?;
+                let mut pairs = Vec::new();
+                for (i, (ai, ah)) in ia.iter().enumerate() {
+                    for (j, (bi, bh)) in ib.iter().enumerate() {
+                        if ah.root().overlaps(&bh.root()) {
+                            pairs.extend(d.image_collide((ai, &da[i]), (bi, &db[j]), opts.mode)?);
+                        }
+                    }
+                }
+                pairs.sort_unstable();
+                pairs
+            }
+        };
         Ok(ImageContacts::new(pairs, &ia, &ib))
     }
 
     /// The self-intersecting quad pairs of each face of the trimmed `model` under `pose`
     /// (pairs of non-adjacent quads of one face, see [`Context::image_collide`] for the modes;
     /// `opts.normal_test` prunes regions whose normals share a direction). Faces are not
-    /// tested against each other. Runs on the CPU on every backend.
+    /// tested against each other. On a device context by the kernels (one synchronisation per
+    /// face).
     ///
     /// ```
     /// use gprox::geometry::freeform::{NurbsSurface, TrimmedFace};
@@ -120,10 +211,20 @@ impl Context {
             opts.epsilon,
             opts.normal_test,
         )?;
-        let mut pairs: Vec<TexelPair> = imgs
-            .iter()
-            .flat_map(|(i, h)| self_collide_image(i, h, opts.mode, opts.normal_test))
-            .collect();
+        let mut pairs: Vec<TexelPair> = match &self.device {
+            None => imgs
+                .iter()
+                .flat_map(|(i, h)| self_collide_image(i, h, opts.mode, opts.normal_test))
+                .collect(),
+            Some(d) => {
+                let dev = device_images(model, d, &imgs, opts.normal_test)?;
+                let mut pairs = Vec::new();
+                for ((i, _), di) in imgs.iter().zip(dev.iter()) {
+                    pairs.extend(d.image_self_collide((i, di), opts.mode, opts.normal_test)?);
+                }
+                pairs
+            }
+        };
         pairs.sort_unstable();
         Ok(ImageContacts::new(pairs, &imgs, &imgs))
     }

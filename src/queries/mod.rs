@@ -7,7 +7,7 @@ mod collide;
 mod contact;
 mod distance;
 mod freeform;
-mod geometry_image;
+pub(crate) mod geometry_image;
 mod image_space;
 mod penetration;
 mod self_collide;
