@@ -301,6 +301,38 @@ impl DeviceImage {
     }
 }
 
+/// Leaf node pairs as sorted [`TexelPair`]s, exact mode's triangle test on the host: the pairs
+/// are packed into 64-bit keys `(i_a, j_a, i_b, j_b)` (16 bits each; sides are below 2^13),
+/// whose order is that of `TexelPair` for fixed faces, and sorted as integers.
+fn texel_pairs(
+    pairs: Vec<(u32, u32)>,
+    a: (&GeometryImage, &DeviceImage),
+    b: (&GeometryImage, &DeviceImage),
+    mode: Mode,
+) -> Vec<TexelPair> {
+    let (wa, wb) = (a.1.sizes[0].0 as u32, b.1.sizes[0].0 as u32);
+    let mut keys: Vec<u64> = pairs
+        .into_iter()
+        .map(|(p, q)| {
+            (u64::from(p % wa) << 48)
+                | (u64::from(p / wa) << 32)
+                | (u64::from(q % wb) << 16)
+                | u64::from(q / wb)
+        })
+        .collect();
+    keys.sort_unstable();
+    let part = |k: u64, s: u32| ((k >> s) & 0xffff) as u32;
+    keys.into_iter()
+        .map(|k| TexelPair {
+            face_a: a.0.face,
+            quad_a: [part(k, 48), part(k, 32)],
+            face_b: b.0.face,
+            quad_b: [part(k, 16), part(k, 0)],
+        })
+        .filter(|t| mode == Mode::Approximate || quads_intersect(a.0, t.quad_a, b.0, t.quad_b))
+        .collect()
+}
+
 /// One traversal step on the host's side: parents' levels and which trees descend.
 #[derive(Clone, Copy)]
 struct Step {
@@ -321,7 +353,14 @@ impl Device {
         b: (&GeometryImage, &DeviceImage),
         mode: Mode,
     ) -> Result<Vec<TexelPair>> {
-        let (mut la, mut lb) = (a.1.levels() - 1, b.1.levels() - 1);
+        let pairs = self.image_collide_nodes(a.1, b.1)?;
+        Ok(texel_pairs(pairs, a, b, mode))
+    }
+
+    /// The leaf pairs of [`Device::image_collide`] in approximate mode as quad indices
+    /// (`j * (width - 1) + i` on each side), unordered: the device's part of the query alone.
+    pub fn image_collide_nodes(&self, a: &DeviceImage, b: &DeviceImage) -> Result<Vec<(u32, u32)>> {
+        let (mut la, mut lb) = (a.levels() - 1, b.levels() - 1);
         let mut steps = Vec::new();
         while la > 0 || lb > 0 {
             let (da, db) = (la > 0 && la >= lb, lb > 0 && lb >= la);
@@ -334,20 +373,7 @@ impl Device {
             la -= usize::from(da);
             lb -= usize::from(db);
         }
-        let pairs = self.image_traverse(a.1.face(), b.1.face(), &steps, None)?;
-        let (wa, wb) = (a.1.sizes[0].0 as u32, b.1.sizes[0].0 as u32);
-        let mut out: Vec<TexelPair> = pairs
-            .into_iter()
-            .map(|(p, q)| TexelPair {
-                face_a: a.0.face,
-                quad_a: [p % wa, p / wa],
-                face_b: b.0.face,
-                quad_b: [q % wb, q / wb],
-            })
-            .filter(|t| mode == Mode::Approximate || quads_intersect(a.0, t.quad_a, b.0, t.quad_b))
-            .collect();
-        out.sort_unstable();
-        Ok(out)
+        self.image_traverse(a.face(), b.face(), &steps, None)
     }
 
     /// Every pair of non-adjacent quads of one image whose padded boxes overlap (approximate)
@@ -375,21 +401,7 @@ impl Device {
             .collect();
         let face = img.1.face();
         let pairs = self.image_traverse(face, face, &steps, Some(normal_test))?;
-        let w = img.1.sizes[0].0 as u32;
-        let mut out: Vec<TexelPair> = pairs
-            .into_iter()
-            .map(|(p, q)| TexelPair {
-                face_a: img.0.face,
-                quad_a: [p % w, p / w],
-                face_b: img.0.face,
-                quad_b: [q % w, q / w],
-            })
-            .filter(|t| {
-                mode == Mode::Approximate || quads_intersect(img.0, t.quad_a, img.0, t.quad_b)
-            })
-            .collect();
-        out.sort_unstable();
-        Ok(out)
+        Ok(texel_pairs(pairs, img, img, mode))
     }
 
     /// Enqueues a whole traversal (`self_normal`: self mode and its normal test) and returns

@@ -5,14 +5,19 @@
 //!    (`GeometryImage::update_positions`), the two hierarchies (`HierarchyImage::rebuild`) and
 //!    the traversal (`collide_images`, approximate mode), with the sum;
 //! 2. the hierarchy of one 1024 × 1024-quad image alone;
-//! 3. the traversal alone (part of 1).
+//! 3. the traversal alone (part of 1);
+//! 4. with `--cuda` (CUDA device 0), the device's part of 1 per frame: both images' positions
+//!    uploaded and their hierarchies built on the device (`DeviceImage::update`) and the
+//!    traversal (`Device::image_collide`, one synchronisation), wall clock and GPU time by CUDA
+//!    events, with the pairs checked against the CPU's.
 //!
 //! ```text
-//! RAYON_NUM_THREADS=2 cargo run --release -p gprox-bench --bin geometry_images -- [frames]
+//! RAYON_NUM_THREADS=2 cargo run --release -p gprox-bench --bin geometry_images -- [frames] [--cuda]
 //! ```
 use std::time::Instant;
 
 use glam::DVec3;
+use gprox::cuda::{Device, DeviceImage};
 use gprox_geometry::freeform::{NurbsSurface, ParamRect, TrimmedFace};
 use gprox_geometry::transform::Pose64;
 use gprox_query::geometry_image::{collide_images, GeometryImage, HierarchyImage, ImageSpec, Mode};
@@ -55,9 +60,12 @@ fn ms(t: Instant) -> f64 {
 }
 
 fn main() {
-    let frames: usize = std::env::args()
-        .nth(1)
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let frames: usize = args
+        .iter()
+        .find(|a| !a.starts_with("--"))
         .map_or(40, |s| s.parse().expect("frames: a number"));
+    let cuda = args.iter().any(|a| a == "--cuda");
     let pose = Pose64::IDENTITY;
     let face = |s: NurbsSurface| TrimmedFace::untrimmed(s).unwrap();
     let (fa, fb) = (
@@ -91,6 +99,9 @@ fn main() {
             pairs += out.len();
         }
     }
+    if cuda {
+        device_frames(frames, &mut a, &mut b);
+    }
     let big = GeometryImage::from_spec(2, &fa, &pose, spec(1025)).unwrap();
     let mut hbig = HierarchyImage::build(&big);
     let mut h1024 = vec![];
@@ -112,5 +123,75 @@ fn main() {
     println!(
         "hierarchy of a 1024x1024-quad image (median ms): {:8.3}",
         median(&mut h1024)
+    );
+}
+
+/// The device part of the deforming 512 × 512 pair on CUDA device 0: per frame, positions up and
+/// hierarchies built on the device, then the traversal; medians of wall clock and GPU time.
+fn device_frames(frames: usize, a: &mut GeometryImage, b: &mut GeometryImage) {
+    let d = match Device::cuda(0) {
+        Ok(d) => d,
+        Err(e) => {
+            println!("--cuda: no device ({e})");
+            return;
+        }
+    };
+    let pose = Pose64::IDENTITY;
+    let mut da = DeviceImage::new(&d, a, false).unwrap();
+    let mut db = DeviceImage::new(&d, b, false).unwrap();
+    let (mut upd, mut nodes, mut full, mut gpu, mut total) =
+        (vec![], vec![], vec![], vec![], vec![]);
+    for f in 0..frames + 3 {
+        let t = f as f64 / 50.0;
+        a.update_positions(&sheet(t, 0.0, 0.1, 0.0), &pose).unwrap();
+        b.update_positions(&sheet(t, 0.02, 0.1, 0.3), &pose)
+            .unwrap();
+        let t0 = Instant::now();
+        da.update(&d, a).unwrap();
+        db.update(&d, b).unwrap();
+        d.synchronize().unwrap();
+        let u = ms(t0);
+        let (_, g) = d.time(|| d.image_collide_nodes(&da, &db).unwrap()).unwrap();
+        let t1 = Instant::now();
+        let pairs = d
+            .image_collide((a, &da), (b, &db), Mode::Approximate)
+            .unwrap();
+        let c = ms(t1);
+        if f >= 3 {
+            upd.push(u);
+            gpu.push(g.unwrap_or(f64::NAN));
+            full.push(c);
+            total.push(u + c);
+        }
+        if f == frames + 2 {
+            let (ha, hb) = (HierarchyImage::build(a), HierarchyImage::build(b));
+            assert_eq!(pairs, collide_images((a, &ha), (b, &hb), Mode::Approximate));
+        }
+        let t2 = Instant::now();
+        let _ = d.image_collide_nodes(&da, &db).unwrap();
+        if f >= 3 {
+            nodes.push(ms(t2));
+        }
+    }
+    println!("cuda:0, two deforming 512x512 images, per frame (median ms):");
+    println!(
+        "  positions up + hierarchies (synchronised)  {:8.3}",
+        median(&mut upd)
+    );
+    println!(
+        "  traverse, device part (leaf pairs), wall    {:8.3}",
+        median(&mut nodes)
+    );
+    println!(
+        "  same, GPU events                            {:8.3}",
+        median(&mut gpu)
+    );
+    println!(
+        "  traverse with sorted TexelPairs, wall       {:8.3}",
+        median(&mut full)
+    );
+    println!(
+        "  total                                       {:8.3}",
+        median(&mut total)
     );
 }
