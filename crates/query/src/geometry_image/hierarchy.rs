@@ -262,8 +262,9 @@ impl HierarchyImage {
     /// Rebuilds in place for new positions (no allocation when the size is the same; signs
     /// only when [`Self::with_signs`]). The leaf level is not stored (its boxes are
     /// [`Self::node_box`] from the image, made when a traversal reaches them) unless it is the
-    /// only level; level 1 is made straight from the texels, every further level is one pass
-    /// over the level below, rows split across threads.
+    /// only level; level 1 is made straight from the texels together with level 2 (each task
+    /// two level-1 rows and the level-2 row above them, while in cache), every further level is
+    /// one pass over the level below, rows split across threads.
     pub fn rebuild(&mut self, img: &GeometryImage) {
         self.face = img.face;
         let (w, ht) = (img.width() - 1, img.height() - 1);
@@ -300,21 +301,42 @@ impl HierarchyImage {
             }
             return;
         }
+        // Level 1 from the texels; with level 2 in the same pass when there is one (task y
+        // makes level-1 rows 2y, 2y + 1 and level-2 row y while they are in cache).
+        let fused = n > 2;
         {
-            let l1 = &mut self.levels[1];
+            let (lower, upper) = self.levels.split_at_mut(2);
+            let l1 = &mut lower[1];
             let pw = l1.width;
-            let rows = |out: &mut [Aabb], y: usize| first_row(img, y, out);
-            if l1.height >= PAR_ROWS {
-                l1.boxes
-                    .par_chunks_mut(pw)
-                    .with_min_len(8)
-                    .enumerate()
-                    .for_each(|(y, out)| rows(out, y));
+            if fused {
+                let l2 = &mut upper[0];
+                let band = |y: usize, rows: &mut [Aabb], out: &mut [Aabb]| {
+                    let r = rows.len() / pw;
+                    for k in 0..r {
+                        first_row(img, 2 * y + k, &mut rows[k * pw..(k + 1) * pw]);
+                    }
+                    merge_row(&rows[..pw], &rows[(r - 1) * pw..], out);
+                };
+                let pw2 = l2.width;
+                if l2.height >= PAR_ROWS / 2 {
+                    l1.boxes
+                        .par_chunks_mut(2 * pw)
+                        .zip(l2.boxes.par_chunks_mut(pw2))
+                        .with_min_len(4)
+                        .enumerate()
+                        .for_each(|(y, (rows, out))| band(y, rows, out));
+                } else {
+                    l1.boxes
+                        .chunks_mut(2 * pw)
+                        .zip(l2.boxes.chunks_mut(pw2))
+                        .enumerate()
+                        .for_each(|(y, (rows, out))| band(y, rows, out));
+                }
             } else {
                 l1.boxes
                     .chunks_mut(pw)
                     .enumerate()
-                    .for_each(|(y, out)| rows(out, y));
+                    .for_each(|(y, out)| first_row(img, y, out));
             }
             if signs {
                 l1.signs
@@ -331,7 +353,9 @@ impl HierarchyImage {
                 let (c0, c1) = child_rows(&c.boxes, cw, ch, y);
                 merge_row(c0, c1, out);
             };
-            if p.height >= PAR_ROWS {
+            if l == 2 {
+                // Made with level 1.
+            } else if p.height >= PAR_ROWS {
                 p.boxes
                     .par_chunks_mut(pw)
                     .with_min_len(8)
