@@ -403,7 +403,7 @@ fn deforming_tori_intersection_volume_stays_within_budget() {
 
 /// A trimmed bicubic patch (a square hole) whose net is bent by `bend`.
 fn trimmed_patch(bend: f64) -> gprox::geometry::freeform::TrimmedFace {
-    use gprox::geometry::freeform::trimmed::{LoopRole, TrimCurve, TrimLoop};
+    use gprox::geometry::freeform::trimmed::{LoopRole, TrimLoop};
     use gprox::geometry::freeform::{NurbsSurface, TrimmedFace};
     use gprox::geometry::glam::{DVec2, DVec3};
     let pts = (0..16)
@@ -420,28 +420,11 @@ fn trimmed_patch(bend: f64) -> gprox::geometry::freeform::TrimmedFace {
         DVec2::new(0.6, 0.6),
         DVec2::new(0.6, 0.3),
     ];
-    let curves = (0..4)
-        .map(|k| {
-            let (a, b) = (hole[k], hole[(k + 1) % 4]);
-            TrimCurve::new(
-                1,
-                vec![0.0, 0.0, 1.0, 1.0],
-                &[a, b],
-                None,
-                [0.0, 1.0],
-                false,
-            )
-            .unwrap()
-        })
-        .collect();
     let mut loops = TrimmedFace::untrimmed(surface.clone())
         .unwrap()
         .loops()
         .to_vec();
-    loops.push(TrimLoop {
-        role: LoopRole::Hole,
-        curves,
-    });
+    loops.push(TrimLoop::polygon(LoopRole::Hole, &hole).unwrap());
     TrimmedFace::new(surface, loops).unwrap()
 }
 

@@ -8,12 +8,12 @@ use gprox_cuda::geometry_image::{
     emulator_layout, ImageBuildParams, ImageFace, ImageTraverseParams,
 };
 use gprox_cuda::{Device, DeviceImage};
-use gprox_geometry::freeform::trimmed::{LoopRole, TrimCurve, TrimLoop};
+use gprox_geometry::freeform::trimmed::{LoopRole, TrimLoop};
 use gprox_geometry::freeform::{NurbsSurface, TrimmedFace};
 use gprox_geometry::glam::{DVec2, DVec3};
 use gprox_geometry::transform::Pose64;
 use gprox_query::geometry_image::{
-    collide_images, self_collide_image, GeometryImage, HierarchyImage, Mode,
+    collide_images, self_collide_image, GeometryImage, HierarchyImage, Mode, TexelPair,
 };
 use proptest::prelude::*;
 
@@ -30,27 +30,11 @@ fn patch(h: impl Fn(usize, usize) -> f64, shift: DVec3) -> NurbsSurface {
 
 /// `surface` with a polygonal hole (clockwise corners in (u, v)).
 fn with_hole(surface: NurbsSurface, hole: &[DVec2]) -> TrimmedFace {
-    let outer = TrimmedFace::untrimmed(surface.clone()).unwrap();
-    let n = hole.len();
-    let curves = (0..n)
-        .map(|k| {
-            let (a, b) = (hole[k], hole[(k + 1) % n]);
-            TrimCurve::new(
-                1,
-                vec![0.0, 0.0, 1.0, 1.0],
-                &[a, b],
-                None,
-                [0.0, 1.0],
-                false,
-            )
-            .unwrap()
-        })
-        .collect();
-    let mut loops = outer.loops().to_vec();
-    loops.push(TrimLoop {
-        role: LoopRole::Hole,
-        curves,
-    });
+    let mut loops = TrimmedFace::untrimmed(surface.clone())
+        .unwrap()
+        .loops()
+        .to_vec();
+    loops.push(TrimLoop::polygon(LoopRole::Hole, hole).unwrap());
     TrimmedFace::new(surface, loops).unwrap()
 }
 
@@ -62,6 +46,12 @@ fn image(id: u32, face: &TrimmedFace, eps: f64) -> GeometryImage {
 
 fn wave(t: f64, amp: f64) -> impl Fn(usize, usize) -> f64 {
     move |i, j| amp * ((i as f64 + 2.0 * t) * 1.7).sin() * ((j as f64 - t) * 1.1).cos()
+}
+
+/// The CPU's approximate pairs of `a` and `b` (fresh hierarchies).
+fn cpu_pairs(a: &GeometryImage, b: &GeometryImage) -> Vec<TexelPair> {
+    let (ha, hb) = (HierarchyImage::build(a), HierarchyImage::build(b));
+    collide_images((a, &ha), (b, &hb), Mode::Approximate)
 }
 
 /// The device's levels equal the CPU's: boxes, signs, sizes, the leaf level unstored.
@@ -150,11 +140,7 @@ fn collision_of_unequal_sizes_and_one_quad_images() {
             DeviceImage::new(&d, &a, false).unwrap(),
             DeviceImage::new(&d, &b, false).unwrap(),
         );
-        let cpu = collide_images(
-            (&a, &HierarchyImage::build(&a)),
-            (&b, &HierarchyImage::build(&b)),
-            Mode::Approximate,
-        );
+        let cpu = cpu_pairs(&a, &b);
         let dev = d
             .image_collide((&a, &da), (&b, &db), Mode::Approximate)
             .unwrap();
@@ -210,11 +196,7 @@ fn frontier_overflow_grows_and_reruns() {
         DeviceImage::new(&d, &a, false).unwrap(),
         DeviceImage::new(&d, &b, false).unwrap(),
     );
-    let cpu = collide_images(
-        (&a, &HierarchyImage::build(&a)),
-        (&b, &HierarchyImage::build(&b)),
-        Mode::Approximate,
-    );
+    let cpu = cpu_pairs(&a, &b);
     assert!(cpu.len() > gprox_cuda::geometry_image::FRONTIER_CAPACITY as usize);
     let before = d.ops();
     let dev = d

@@ -95,6 +95,35 @@ pub struct TrimLoop {
     pub curves: Vec<TrimCurve>,
 }
 
+impl TrimLoop {
+    /// A closed polygon of line segments through `corners` (in traversal order: counter-
+    /// clockwise for [`LoopRole::Outer`], clockwise for a hole). Not validated here (that is
+    /// [`TrimmedFace::new`]'s job); an error only when a segment is not a valid curve.
+    ///
+    /// ```
+    /// use gprox_geometry::freeform::trimmed::{LoopRole, TrimLoop};
+    /// use gprox_geometry::glam::DVec2;
+    /// let hole = [DVec2::new(0.4, 0.4), DVec2::new(0.4, 0.6), DVec2::new(0.6, 0.6)];
+    /// let l = TrimLoop::polygon(LoopRole::Hole, &hole).unwrap();
+    /// assert_eq!((l.curves.len(), l.curves[2].end()), (3, hole[0]));
+    /// ```
+    pub fn polygon(role: LoopRole, corners: &[DVec2]) -> Result<Self, TrimError> {
+        let n = corners.len();
+        let curves = (0..n)
+            .map(|k| {
+                let ends = [corners[k], corners[(k + 1) % n]];
+                TrimCurve::new(1, vec![0.0, 0.0, 1.0, 1.0], &ends, None, [0.0, 1.0], false).map_err(
+                    |source| TrimError::Spline {
+                        what: format!("polygon side {k}"),
+                        source,
+                    },
+                )
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Self { role, curves })
+    }
+}
+
 /// A trimmed face: the surface and its validated loops. A point `(u, v)` belongs to the face
 /// when its winding number about all loops is non-zero ([`Self::contains`]).
 #[derive(Clone, Debug)]
@@ -125,29 +154,7 @@ impl TrimmedFace {
             DVec2::new(d.u1, d.v1),
             DVec2::new(d.u0, d.v1),
         ];
-        let curves = (0..4)
-            .map(|k| {
-                TrimCurve::new(
-                    1,
-                    vec![0.0, 0.0, 1.0, 1.0],
-                    &[c[k], c[(k + 1) % 4]],
-                    None,
-                    [0.0, 1.0],
-                    false,
-                )
-                .map_err(|source| TrimError::Spline {
-                    what: format!("domain side {k}"),
-                    source,
-                })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        Self::new(
-            surface,
-            vec![TrimLoop {
-                role: LoopRole::Outer,
-                curves,
-            }],
-        )
+        Self::new(surface, vec![TrimLoop::polygon(LoopRole::Outer, &c)?])
     }
 
     /// The surface.

@@ -35,21 +35,7 @@ fn unit_square() -> NurbsSurface {
 }
 
 fn polyline_loop(pts: &[DVec2], role: LoopRole) -> TrimLoop {
-    let curves = (0..pts.len())
-        .map(|k| {
-            let (a, b) = (pts[k], pts[(k + 1) % pts.len()]);
-            TrimCurve::new(
-                1,
-                vec![0.0, 0.0, 1.0, 1.0],
-                &[a, b],
-                None,
-                [0.0, 1.0],
-                false,
-            )
-            .unwrap()
-        })
-        .collect();
-    TrimLoop { role, curves }
+    TrimLoop::polygon(role, pts).unwrap()
 }
 
 /// Even-odd oracle with exact orientation signs, independent of `edge_crossing`.
