@@ -7,7 +7,7 @@
 # GPROX_CUDA_STRICT=1: no nvcc or a register spill fails the build):
 #   - the kernel test binaries          cargo test -p gprox-cuda --release --no-run
 #   - the facade test binaries          cargo test -p gprox --release --all-features --no-run
-#                                         --test facade --test device_ops
+#                                         --test facade --test device_ops --test queries
 #   - the benchmark harness             cargo build --release -p gprox-bench --bin gprox-bench
 #   - the CLI                           cargo build --release --bin gprox
 # strips them and packs them into target/gpu-bundle/payload.tar.gz (gzip: the stripped binaries
@@ -62,7 +62,7 @@ trap 'rm -f "$msgs"; clean_stage' EXIT
 # Compiler messages go to $msgs (one JSON object a line); build progress stays on stderr.
 build() { echo "+ cargo $*" >&2; cargo "$@" --message-format=json-render-diagnostics >>"$msgs"; }
 build test -p gprox-cuda --release --no-run
-build test -p gprox --release --all-features --no-run --test facade --test device_ops
+build test -p gprox --release --all-features --no-run --test facade --test device_ops --test queries
 build build --release -p gprox-bench --bin gprox-bench
 build build --release -p gprox-cli --bin gprox
 
