@@ -464,8 +464,17 @@ pub fn run_all(args: &Args) -> Result<bool> {
                     .as_ref()
                     .and_then(|p| p.get(t.kind.as_str(), &t.label));
                 let truth = scene.truth().get(t.kind.as_str(), &t.label);
-                let reference =
+                let mut reference =
                     check_reference(&data, pq, &format!("{}: ref", peer_path.display()), truth);
+                if t.kind == gprox::geometry::scene::QueryKind::PenetrationField {
+                    // Every run of the image-space target is checked by the brute-force
+                    // sample oracle (the scene needs no stored truth).
+                    crate::field_oracle::check(&scene, t, &data, &mut reference)?;
+                    reference.source = match reference.source.as_str() {
+                        "none" => "ray-parity oracle".into(),
+                        s => format!("{s} + ray-parity oracle"),
+                    };
+                }
                 if reference.source == "none" {
                     let what = format!("{} {} {}", scene.name(), t.kind.as_str(), t.label);
                     eprintln!(
