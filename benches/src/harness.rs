@@ -475,8 +475,17 @@ pub fn run_all(args: &Args) -> Result<bool> {
                         .map(|truth| ("brute force (oracle.rs)", truth)),
                     None => None,
                 };
-                let reference =
+                let mut reference =
                     check_reference(&data, pq, &format!("{}: ref", peer_path.display()), truth);
+                if t.kind == gprox::geometry::scene::QueryKind::PenetrationField {
+                    // Every run of the image-space target is checked by the brute-force
+                    // sample oracle (the scene needs no stored truth).
+                    crate::field_oracle::check(&scene, t, &data, &mut reference)?;
+                    reference.source = match reference.source.as_str() {
+                        "none" => "ray-parity oracle".into(),
+                        s => format!("{s} + ray-parity oracle"),
+                    };
+                }
                 if reference.source == "none" {
                     let what = format!("{} {} {}", scene.name(), t.kind.as_str(), t.label);
                     eprintln!(

@@ -7,6 +7,7 @@
 
 pub mod compare;
 pub mod external;
+pub mod field_oracle;
 pub mod harness;
 pub mod oracle;
 #[cfg(feature = "parry")]

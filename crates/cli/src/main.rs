@@ -5,6 +5,7 @@
 //! gprox collide A.bpt B.json --pose-b 5,0,0 [--tolerance 1e-3]   (freeform models)
 //! gprox distance A.obj B.obj --pose-b 3,0,0 [--json] [--render out.png]
 //! gprox penetration A.obj B.obj --pose-b 0.5,0,0 [--json] [--render out.png]
+//! gprox penetration-field A.obj B.obj --pose-b 0.5,0,0 [--tolerance d] [--out samples.csv] [--json]
 //! gprox ccd A.obj B.obj --pose-b 0,0,2 --end-pose-b 0,0,-2 [--json]
 //! gprox self M.obj [--json] [--render out.png] [--export out.obj]
 //! gprox info FILE_OR_SCENE_DIR [--json]
@@ -37,6 +38,7 @@ mod ccd;
 mod freeform;
 mod models;
 mod penetration;
+mod penetration_field;
 mod queries;
 
 #[derive(Parser)]
@@ -198,6 +200,27 @@ enum Command {
         /// faces holding those points highlighted (`.png` or `.svg`).
         #[arg(long)]
         render: Option<PathBuf>,
+    },
+    /// Image-space intersection of two closed meshes (Hoff et al. 2002): volume with its error
+    /// bound, samples inside both, deepest contact and direction, optionally every sample.
+    PenetrationField {
+        /// The two meshes (closed, consistently oriented).
+        #[command(flatten)]
+        pair: MeshPair,
+        /// Error tolerance d (world units, > 0): no point is farther than d from a sample
+        /// (default: A's box diagonal / 180, the paper's ratio).
+        #[arg(long, allow_hyphen_values = true)]
+        tolerance: Option<f64>,
+        /// Where to run (a device classifies the samples; the depths run on the CPU).
+        #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+        backend: BackendArg,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+        /// Write every sample inside both meshes as CSV: position, region, depth, unit
+        /// direction and face out of B, then out of A.
+        #[arg(long)]
+        out: Option<PathBuf>,
     },
     /// Continuous collision over one step: A and B move from their poses to their end poses;
     /// every feature pair that may touch, with a certified time of impact.
@@ -377,6 +400,21 @@ fn main() -> ExitCode {
         } => backend.context().and_then(|ctx| {
             let m = pair.models(&ctx)?;
             penetration::penetration_cmd(&ctx, &pair, &m, json, render.as_deref())
+        }),
+        Command::PenetrationField {
+            pair,
+            tolerance,
+            backend,
+            json,
+            out,
+        } => backend.context().and_then(|ctx| {
+            let m = pair.models(&ctx)?;
+            let args = penetration_field::FieldArgs {
+                tolerance,
+                out: out.as_deref(),
+                json,
+            };
+            penetration_field::penetration_field_cmd(&ctx, &pair, &m, &args)
         }),
         Command::Ccd {
             pair,
