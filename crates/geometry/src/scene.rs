@@ -19,6 +19,7 @@
 //! ```
 
 mod builtin;
+pub mod builtin_trimmed;
 mod error;
 mod json;
 mod obj;
@@ -329,6 +330,21 @@ impl Scene {
     /// ```
     pub fn builtin_deforming_tori() -> Self {
         builtin::deforming_tori()
+    }
+
+    /// The built-in geometry-image scene (like Fig. 6a of Greß et al. 2006): a waving trimmed
+    /// NURBS flag with a spline-shaped hole and three rigid NURBS balls, one falling through
+    /// the hole (it touches nothing), two passing through the cloth (contacts appear and
+    /// disappear); 24 frames, one `image-collide` query over all pairs, with per-frame truth
+    /// from a certified construction ([`builtin_trimmed::flag_ball_contact`]).
+    ///
+    /// ```
+    /// let s = gprox_geometry::scene::Scene::builtin_flag_balls();
+    /// assert_eq!((s.object_count(), s.frame_count()), (4, 24));
+    /// assert!(s.surfaces(0).unwrap().is_deforming());
+    /// ```
+    pub fn builtin_flag_balls() -> Self {
+        builtin_trimmed::flag_balls()
     }
 
     /// Assembles an in-memory scene (used by [`Scene::builtin`] and by generators).
