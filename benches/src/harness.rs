@@ -26,8 +26,8 @@ pub struct Args {
     /// Folder of reference/peer result files `<scene>.json` (default: `<scenes>/../results`).
     #[arg(long)]
     pub results: Option<PathBuf>,
-    /// Only these scenes (comma separated names; `builtin-two-tori` and
-    /// `builtin-deforming-tori` are the built-in ones).
+    /// Only these scenes (comma separated names; `builtin-two-tori`,
+    /// `builtin-deforming-tori` and `builtin-flag-balls` are the built-in ones).
     #[arg(long, value_delimiter = ',')]
     pub only: Vec<String>,
     /// Use the first N frames of every scene (default: all).
@@ -393,6 +393,7 @@ pub fn run_all(args: &Args) -> Result<bool> {
     if !args.no_builtin {
         sources.push(Err("builtin-two-tori"));
         sources.push(Err("builtin-deforming-tori"));
+        sources.push(Err("builtin-flag-balls"));
     }
     sources.extend(scene_dirs(&scenes_dir).into_iter().map(Ok));
     let wanted = |name: &str| args.only.is_empty() || args.only.iter().any(|o| o == name);
@@ -421,6 +422,7 @@ pub fn run_all(args: &Args) -> Result<bool> {
         ));
         let scene = match &src {
             Err("builtin-deforming-tori") => Scene::builtin_deforming_tori(),
+            Err("builtin-flag-balls") => Scene::builtin_flag_balls(),
             Err(_) => Scene::builtin(),
             Ok(dir) => Scene::load(dir)?,
         };

@@ -8,6 +8,7 @@
 pub mod compare;
 pub mod external;
 pub mod harness;
+pub mod image_query;
 #[cfg(feature = "parry")]
 pub mod parry;
 pub mod peers;
