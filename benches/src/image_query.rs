@@ -13,7 +13,6 @@ use gprox::bvh::aabb::Aabb;
 use gprox::geometry::freeform::TrimmedFace;
 use gprox::geometry::scene::{QueryKind, Scene, IMAGE_EPSILON_REL};
 use gprox::geometry::transform::Pose64;
-use gprox::query::geometry_image::hierarchy::is_empty;
 use gprox::query::geometry_image::resolution::world_box;
 use gprox::query::geometry_image::{
     collide_models, self_collide_image, GeometryImage, HierarchyImage, Mode, TexelPair,
@@ -31,6 +30,11 @@ pub fn is_image(kind: &QueryKind) -> bool {
 /// The world-space accuracy of the image queries of `scene`.
 pub fn epsilon(scene: &Scene) -> f64 {
     IMAGE_EPSILON_REL * scene.surface_size()
+}
+
+/// Whether a box holds no point (some axis inverted; an overlap of disjoint boxes).
+fn is_empty(b: &Aabb) -> bool {
+    (0..3).any(|k| b.min[k] > b.max[k])
 }
 
 fn overlap(a: &Aabb, b: &Aabb) -> Aabb {
@@ -98,7 +102,11 @@ fn texels(imgs: &[(GeometryImage, HierarchyImage)]) -> usize {
 
 /// The exact-mode self-intersecting quad pairs of every face of a posed object (normal test
 /// on) and the texels sampled.
-pub fn self_collide(faces: &[TrimmedFace], pose: &Pose64, eps: f64) -> Result<(Vec<TexelPair>, usize)> {
+pub fn self_collide(
+    faces: &[TrimmedFace],
+    pose: &Pose64,
+    eps: f64,
+) -> Result<(Vec<TexelPair>, usize)> {
     let mut out = Vec::new();
     let mut n = 0;
     for (k, f) in faces.iter().enumerate() {

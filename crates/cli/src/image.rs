@@ -120,7 +120,11 @@ pub fn image_cmd(ctx: &Context, args: &ImageArgs<'_>) -> Result<(), Failure> {
         });
         println!("{out}");
     } else {
-        let what = if b.is_some() { "quad pairs" } else { "self-intersecting quad pairs" };
+        let what = if b.is_some() {
+            "quad pairs"
+        } else {
+            "self-intersecting quad pairs"
+        };
         println!(
             "{} {what} ({} mode, eps {} of each model's size), faces of A {:?}, faces of B {:?}; \
              load {load_ms:.1} ms, query {query_ms:.1} ms",
@@ -139,9 +143,19 @@ pub fn image_cmd(ctx: &Context, args: &ImageArgs<'_>) -> Result<(), Failure> {
     }
     if let Some(r) = args.render {
         let mut pic = Picture::new(800, 600);
-        pic.add_mesh(a.mesh(), &Pose64::from_affine(&args.pose_a), [150, 170, 200], &[]);
+        pic.add_mesh(
+            a.mesh(),
+            &Pose64::from_affine(&args.pose_a),
+            [150, 170, 200],
+            &[],
+        );
         if let Some(b) = &b {
-            pic.add_mesh(b.mesh(), &Pose64::from_affine(&args.pose_b), [200, 180, 140], &[]);
+            pic.add_mesh(
+                b.mesh(),
+                &Pose64::from_affine(&args.pose_b),
+                [200, 180, 140],
+                &[],
+            );
         }
         let step = hits.points.len().div_ceil(DRAWN).max(1);
         for p in hits.points.iter().step_by(step) {

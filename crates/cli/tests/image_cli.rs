@@ -61,7 +61,10 @@ fn image_collide_agrees_with_the_library() {
     let fs = f.to_str().unwrap();
     let ctx = Context::new(Backend::Cpu).unwrap();
     let m = ctx
-        .trimmed_model(vec![load_trimmed_face(&f).unwrap()], &ModelOptions::default())
+        .trimmed_model(
+            vec![load_trimmed_face(&f).unwrap()],
+            &ModelOptions::default(),
+        )
         .unwrap();
     for (pose, arg, expect_hits) in [
         (
@@ -96,7 +99,15 @@ fn image_collide_agrees_with_the_library() {
                 .image_collide(&m, &Affine3A::IDENTITY, &m, &pose, &opts)
                 .unwrap();
             assert_eq!(!lib.is_empty(), expect_hits, "{arg}");
-            let mut args = vec!["image-collide", fs, fs, "--pose-b", arg, "--epsilon", "1e-2"];
+            let mut args = vec![
+                "image-collide",
+                fs,
+                fs,
+                "--pose-b",
+                arg,
+                "--epsilon",
+                "1e-2",
+            ];
             args.push("--json");
             if exact {
                 args.push("--exact");
@@ -132,7 +143,10 @@ fn image_collide_agrees_with_the_library() {
     let out = gprox(&["image-collide", fs, "--epsilon", "1e-2", "--json"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!((v["self"].as_bool(), v["count"].as_u64()), (Some(true), Some(0)));
+    assert_eq!(
+        (v["self"].as_bool(), v["count"].as_u64()),
+        (Some(true), Some(0))
+    );
 }
 
 /// Missing files, malformed faces, open loops and bad values exit with status 2 and a message
@@ -162,6 +176,10 @@ fn bad_input_exits_with_2() {
         a.extend(args);
         let out = gprox(&a);
         assert_eq!(out.status.code(), Some(2), "{a:?}: {}", text(&out.stderr));
-        assert!(text(&out.stderr).contains(needle), "{a:?}: {}", text(&out.stderr));
+        assert!(
+            text(&out.stderr).contains(needle),
+            "{a:?}: {}",
+            text(&out.stderr)
+        );
     }
 }

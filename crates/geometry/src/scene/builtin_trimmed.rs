@@ -31,7 +31,9 @@ fn knots(n: usize) -> Vec<f64> {
 /// linear f exactly).
 fn greville(n: usize) -> Vec<f64> {
     let k = knots(n);
-    (0..n).map(|i| (k[i + 1] + k[i + 2] + k[i + 3]) / 3.0).collect()
+    (0..n)
+        .map(|i| (k[i + 1] + k[i + 2] + k[i + 3]) / 3.0)
+        .collect()
 }
 
 /// A bicubic B-spline surface with an `n × m` net from `f(g_i, g_j)`.
@@ -56,9 +58,7 @@ fn domain_loop() -> TrimLoop {
         DVec2::new(1.0, 1.0),
         DVec2::new(0.0, 1.0),
     ];
-    let curves = (0..4)
-        .map(|k| line(c[k], c[(k + 1) % 4]))
-        .collect();
+    let curves = (0..4).map(|k| line(c[k], c[(k + 1) % 4])).collect();
     TrimLoop {
         role: LoopRole::Outer,
         curves,
@@ -66,7 +66,14 @@ fn domain_loop() -> TrimLoop {
 }
 
 fn line(a: DVec2, b: DVec2) -> TrimCurve {
-    match TrimCurve::new(1, vec![0.0, 0.0, 1.0, 1.0], &[a, b], None, [0.0, 1.0], false) {
+    match TrimCurve::new(
+        1,
+        vec![0.0, 0.0, 1.0, 1.0],
+        &[a, b],
+        None,
+        [0.0, 1.0],
+        false,
+    ) {
         Ok(c) => c,
         Err(e) => unreachable!("valid line: {e}"),
     }
@@ -211,8 +218,8 @@ pub fn flag_ball_contact(
             .edges()
             .map(|(a, b, _, _)| {
                 let (a, b) = (to_xy(a), to_xy(b));
-                let t = ((plane - a).dot(b - a) / (b - a).length_squared().max(1e-300))
-                    .clamp(0.0, 1.0);
+                let t =
+                    ((plane - a).dot(b - a) / (b - a).length_squared().max(1e-300)).clamp(0.0, 1.0);
                 plane.distance(a + (b - a) * t)
             })
             .fold(f64::INFINITY, f64::min);
@@ -335,13 +342,18 @@ pub(super) fn flag_balls() -> Scene {
         Err(e) => unreachable!("built-in scene is consistent: {e}"),
     };
     if decided {
-        scene.truth.by_target.entry("image-collide".into()).or_default().insert(
-            "all".into(),
-            Truth {
-                collide: Some(collide),
-                ..Default::default()
-            },
-        );
+        scene
+            .truth
+            .by_target
+            .entry("image-collide".into())
+            .or_default()
+            .insert(
+                "all".into(),
+                Truth {
+                    collide: Some(collide),
+                    ..Default::default()
+                },
+            );
     }
     scene
 }
@@ -355,7 +367,10 @@ mod tests {
     #[test]
     fn flag_scene_truth_is_decided_and_varied() {
         let s = Scene::builtin_flag_balls();
-        let t = s.truth().get("image-collide", "all").expect("truth decided");
+        let t = s
+            .truth()
+            .get("image-collide", "all")
+            .expect("truth decided");
         let c = t.collide.unwrap();
         assert_eq!(c.len(), FLAG_FRAMES);
         assert!(c.iter().any(|&x| x) && c.iter().any(|&x| !x));

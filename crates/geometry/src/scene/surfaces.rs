@@ -53,7 +53,10 @@ impl SceneSurfaces {
         frames: usize,
         control: Vec<DVec3>,
     ) -> Result<Self, SceneError> {
-        let n: usize = faces.iter().map(|f| f.surface().count().iter().product::<usize>()).sum();
+        let n: usize = faces
+            .iter()
+            .map(|f| f.surface().count().iter().product::<usize>())
+            .sum();
         if control.len() != frames * n {
             return Err(SceneError::Invalid {
                 path: what.to_path_buf(),
