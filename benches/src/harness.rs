@@ -27,8 +27,8 @@ pub struct Args {
     /// Folder of reference/peer result files `<scene>.json` (default: `<scenes>/../results`).
     #[arg(long)]
     pub results: Option<PathBuf>,
-    /// Only these scenes (comma separated names; `builtin-two-tori` and
-    /// `builtin-deforming-tori` are the built-in ones).
+    /// Only these scenes (comma separated names; `builtin-two-tori`,
+    /// `builtin-deforming-tori` and `builtin-flag-balls` are the built-in ones).
     #[arg(long, value_delimiter = ',')]
     pub only: Vec<String>,
     /// Use the first N frames of every scene (default: all).
@@ -394,6 +394,7 @@ pub fn run_all(args: &Args) -> Result<bool> {
     if !args.no_builtin {
         sources.push(Err("builtin-two-tori"));
         sources.push(Err("builtin-deforming-tori"));
+        sources.push(Err("builtin-flag-balls"));
     }
     sources.extend(scene_dirs(&scenes_dir).into_iter().map(Ok));
     let wanted = |name: &str| args.only.is_empty() || args.only.iter().any(|o| o == name);
@@ -422,6 +423,7 @@ pub fn run_all(args: &Args) -> Result<bool> {
         ));
         let scene = match &src {
             Err("builtin-deforming-tori") => Scene::builtin_deforming_tori(),
+            Err("builtin-flag-balls") => Scene::builtin_flag_balls(),
             Err(_) => Scene::builtin(),
             Ok(dir) => Scene::load(dir)?,
         };
