@@ -221,8 +221,10 @@ impl Problem {
         // Only for (nearly) zero-area faces and parallel edges: elsewhere the image sizes
         // steer better.
         let (h, k) = (at[0][1] + at[1][1], at[0][2] + at[1][2]);
+        let (hm, km) = (h.abs().max_element(), k.abs().max_element());
         let n = h.cross(k).abs().max_element();
-        let degenerate = n <= 1e-3 * h.abs().max_element() * k.abs().max_element();
+        // A zero-length `h` or `k` (a vertex–edge test) has isolated contacts: not degenerate.
+        let degenerate = hm > 0.0 && km > 0.0 && n <= 1e-3 * hm * km;
         if !degenerate {
             return None;
         }

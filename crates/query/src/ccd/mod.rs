@@ -13,6 +13,8 @@
 //!   GPU backend runs the same [`ccd_candidates`] after its own traversal.
 
 pub mod candidates;
+mod degenerate;
+mod exact;
 mod filter;
 pub mod inclusion;
 pub mod mesh;
@@ -243,6 +245,9 @@ pub(crate) fn vertex_face_unchecked(
     end: [DVec3; 4],
     opts: &CcdOptions,
 ) -> Option<Toi> {
+    if degenerate::face_always_collinear(&start, &end) {
+        return degenerate::vertex_face_collinear(start, end, opts);
+    }
     let p = inclusion::Problem::vertex_face(start, end, opts.min_separation);
     solve_with_policy(&p, opts)
 }
