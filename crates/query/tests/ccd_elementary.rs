@@ -302,8 +302,8 @@ proptest! {
     }
 }
 
-/// The families' undecided rate stays small (issue #15: ≤ 0.5 % of all queries; the
-/// zero-area-face family is the one that still runs out of budget at times).
+/// The families' undecided rate stays small (issue #15: ≤ 0.5 % of all queries, zero-area
+/// faces included).
 #[test]
 fn adversarial_families_are_mostly_decided() {
     let opts = CcdOptions::default();
@@ -320,12 +320,10 @@ fn adversarial_families_are_mostly_decided() {
             "{}: {fam_undecided} of 40 undecided",
             ccd_families::FAMILIES[family]
         );
-        if family != 2 {
-            assert!(fam_undecided <= 2, "{}", ccd_families::FAMILIES[family]);
-        }
+        assert!(fam_undecided <= 1, "{}", ccd_families::FAMILIES[family]);
         undecided += fam_undecided;
     }
-    assert!(undecided * 50 <= n, "{undecided} of {n} undecided");
+    assert!(undecided * 200 <= n, "{undecided} of {n} undecided");
 }
 
 /// A contact is certified with a witness within the tolerance; a test out of budget is

@@ -109,3 +109,69 @@ pub(crate) fn vertex_face_collinear(
     }
     Some(toi)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use num_rational::BigRational;
+    use num_traits::Zero;
+    use proptest::prelude::*;
+
+    fn q(x: f64) -> BigRational {
+        BigRational::from_float(x).expect("finite")
+    }
+
+    /// The oracle: the Bernstein coefficients of `h(t) × k(t)` in exact rationals.
+    fn collinear_rational(start: &[DVec3; 4], end: &[DVec3; 4]) -> bool {
+        let diff = |x: DVec3, y: DVec3| [0, 1, 2].map(|i| q(x[i]) - q(y[i]));
+        let cross = |x: &[BigRational; 3], y: &[BigRational; 3]| {
+            [0, 1, 2].map(|i| {
+                let (j, l) = ((i + 1) % 3, (i + 2) % 3);
+                &x[j] * &y[l] - &x[l] * &y[j]
+            })
+        };
+        let (h0, k0) = (diff(start[1], start[2]), diff(start[1], start[3]));
+        let (h1, k1) = (diff(end[1], end[2]), diff(end[1], end[3]));
+        let (c0, c2) = (cross(&h0, &k0), cross(&h1, &k1));
+        let (x, y) = (cross(&h0, &k1), cross(&h1, &k0));
+        (0..3).all(|i| c0[i].is_zero() && c2[i].is_zero() && (&x[i] + &y[i]).is_zero())
+    }
+
+    fn dvec(v: [i32; 3], e: i32) -> DVec3 {
+        DVec3::new(v[0] as f64, v[1] as f64, v[2] as f64) * 2f64.powi(e)
+    }
+
+    proptest! {
+        /// Faces built collinear (a point plus multiples of one direction at each end, which
+        /// may change between the ends), then possibly nudged by one ulp on one coordinate:
+        /// the expansion test agrees with exact rationals.
+        #[test]
+        fn collinearity_matches_rationals(
+            a in proptest::array::uniform2(proptest::array::uniform3(-1000i32..1000)),
+            dir in proptest::array::uniform2(proptest::array::uniform3(-64i32..64)),
+            same_dir in any::<bool>(),
+            s in proptest::array::uniform4(-16i32..16),
+            e in -40i32..40,
+            nudge in proptest::option::of((0usize..6, 0usize..3, any::<bool>())),
+        ) {
+            let d1 = if same_dir { dir[0] } else { dir[1] };
+            let (a0, a1) = (dvec(a[0], e), dvec(a[1], e));
+            let (e0, e1) = (dvec(dir[0], e), dvec(d1, e));
+            let p = DVec3::new(0.5, 0.25, 0.125);
+            let mut start = [p, a0, a0 + e0 * s[0] as f64, a0 + e0 * s[1] as f64];
+            let mut end = [p, a1, a1 + e1 * s[2] as f64, a1 + e1 * s[3] as f64];
+            if let Some((k, axis, up)) = nudge {
+                let pt = if k < 3 { &mut start[k + 1] } else { &mut end[k - 2] };
+                // One ulp away from or towards zero (zeros stay: a subnormal is out of range).
+                let x = pt[axis];
+                if x != 0.0 {
+                    pt[axis] = f64::from_bits(if up { x.to_bits() + 1 } else { x.to_bits() - 1 });
+                }
+            }
+            prop_assert_eq!(
+                face_always_collinear(&start, &end),
+                collinear_rational(&start, &end)
+            );
+        }
+    }
+}
