@@ -336,9 +336,17 @@ fn status_separation_and_refine() {
     assert_eq!(t.status, CcdStatus::Contact);
     assert!(t.separation <= 1e-6 + 1e-12, "{t:?}");
     ccd_oracle::check_answer(false, &s, &e, &Some(t), &CcdOptions::default()).unwrap();
+    // With a minimum separation (no root isolation of the coplanarity cubic), two box checks
+    // cannot decide it.
+    let sep = CcdOptions {
+        min_separation: 1e-6,
+        ..CcdOptions::default()
+    };
+    let t = vertex_face_toi(s, e, &sep).unwrap().expect("contact");
+    assert_eq!(t.status, CcdStatus::Contact);
     let tiny = CcdOptions {
         max_checks: 2,
-        ..CcdOptions::default()
+        ..sep
     };
     let u = vertex_face_toi(s, e, &tiny).unwrap().expect("conservative");
     assert_eq!(u.status, CcdStatus::Undecided);

@@ -8,7 +8,7 @@
 
 /// `a + b = s + e` exactly (Knuth's two-sum; any finite `a`, `b` without overflow).
 #[inline]
-fn two_sum(a: f64, b: f64) -> (f64, f64) {
+pub(crate) fn two_sum(a: f64, b: f64) -> (f64, f64) {
     let s = a + b;
     let bv = s - a;
     let av = s - bv;

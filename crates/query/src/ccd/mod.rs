@@ -13,6 +13,7 @@
 //!   GPU backend runs the same [`ccd_candidates`] after its own traversal.
 
 pub mod candidates;
+mod coplanar;
 mod degenerate;
 mod exact;
 mod filter;
