@@ -27,8 +27,11 @@
 //! **Certainty.** An accepted box is a *certified* contact: its range contains 0 (within `δ`)
 //! and is at most `tolerance` wide on every axis, so every point of it, in particular the
 //! reported witness, is within `δ + tolerance` (+ the rounding bound) of contact. The earliest
-//! live box is also accepted at once when the corner witness `(t_lo, u_lo, v_lo)` is within
-//! that bound. When the check budget runs out (or a box cannot be split further) the answer is
+//! live box is also accepted at once when the corner witness `(t_lo, u_lo, v_lo)`, or the
+//! least-squares `(u, v)` at `t_lo` (moved into the domain), is within that bound.
+//!
+//! **Root isolation.** Without a minimum separation the search runs only over the time
+//! intervals where the coplanarity cubic may vanish ([`super::coplanar`]), earliest first. When the check budget runs out (or a box cannot be split further) the answer is
 //! *undecided*: no contact before `t_lo`, and the best witness found so far bounds the
 //! separation from above.
 

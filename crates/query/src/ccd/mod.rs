@@ -7,6 +7,9 @@
 //!   ([`CcdStatus`]): a certified contact (a witness `(t, u, v)` within the tolerance), or
 //!   undecided (the check budget ran out), with an upper bound on the separation; `None` is a
 //!   certified no-contact. [`CcdOptions::undecided`] chooses what happens to undecided tests.
+//!   The bisection runs only where the coplanarity cubic may vanish (`coplanar`), and a face
+//!   that stays collinear over the step (certified exactly, `exact`) is decided as three
+//!   vertex–edge tests (`degenerate`).
 //! * Mesh CCD between two frames ([`mesh`]): swept boxes → LBVH → BVTT → candidate face pairs
 //!   (adjacent ones included) → [`ccd_candidates`] ([`candidates`]): the 15 elementary tests per
 //!   face pair behind certified filters, each feature pair run once (feature ownership). The
