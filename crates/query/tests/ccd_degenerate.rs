@@ -60,7 +60,11 @@ fn query(
 ) -> ([DVec3; 4], [DVec3; 4], f64, f64) {
     let (f0, f1) = face(a, e, len);
     let (u, v) = (uv.0 as f64 / 8.0, uv.1 as f64 / 8.0);
-    let (u, v) = if u + v > 1.0 { (1.0 - u, 1.0 - v) } else { (u, v) };
+    let (u, v) = if u + v > 1.0 {
+        (1.0 - u, 1.0 - v)
+    } else {
+        (u, v)
+    };
     let on = |f: &[DVec3; 3]| f[0] + (f[1] - f[0]) * u + (f[2] - f[0]) * v;
     let (p0, p1) = if d == 0.0 {
         let q = on(&f0) + (on(&f1) - on(&f0)) * tstar;

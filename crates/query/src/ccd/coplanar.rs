@@ -132,7 +132,10 @@ mod tests {
         let got = candidate_times(test, 10_000);
         assert_eq!(got.len(), 3, "{got:?}");
         for (iv, r) in got.iter().zip([1.0 / 3.0, 0.5, 0.9]) {
-            assert!(iv[0] <= r && r <= iv[1] && iv[1] - iv[0] <= 2.0 * MIN_WIDTH, "{iv:?}");
+            assert!(
+                iv[0] <= r && r <= iv[1] && iv[1] - iv[0] <= 2.0 * MIN_WIDTH,
+                "{iv:?}"
+            );
         }
         // A budget of one call keeps the whole step.
         assert_eq!(candidate_times(|_| Cubic::Open, 1), vec![[0.0, 1.0]]);
