@@ -95,8 +95,8 @@ impl Expansion {
 /// values, and products of two such differences, are exact in expansions (components stay above
 /// `2^-1004`, below `2^904`).
 pub(crate) fn in_exact_range(values: impl IntoIterator<Item = f64>) -> bool {
-    const LO: f64 = 3.4876392428415890e-136; // 2^-450
-    const HI: f64 = 2.9073548971824276e135; // 2^450
+    const LO: f64 = f64::from_bits((1023 - 450) << 52); // 2^-450
+    const HI: f64 = f64::from_bits((1023 + 450) << 52); // 2^450
     values
         .into_iter()
         .all(|x| x == 0.0 || (LO..=HI).contains(&x.abs()))
@@ -162,5 +162,7 @@ mod tests {
         assert!(in_exact_range([0.0, 1.0, -1e100, 1e-100]));
         assert!(!in_exact_range([1e-200]));
         assert!(!in_exact_range([1e200]));
+        assert!(in_exact_range([2f64.powi(-450), 2f64.powi(450)]));
+        assert!(!in_exact_range([2f64.powi(-451)]) && !in_exact_range([2f64.powi(451)]));
     }
 }
