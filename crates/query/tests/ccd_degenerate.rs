@@ -42,22 +42,42 @@ fn place(p: &mut [DVec3; 4], perm: usize, shift: DVec3) {
     }
 }
 
+/// The random part of a query: the face's motion, the contact time `2^-k` and point `uv / 8`,
+/// the vertex's offset, and the placement.
+#[derive(Clone, Debug)]
+struct Setup {
+    a: [[i32; 3]; 2],
+    e: [i32; 3],
+    len: [i32; 4],
+    k: i32,
+    uv: (u32, u32),
+    off: [i32; 3],
+    perm: usize,
+    shift: [i32; 3],
+}
+
+prop_compose! {
+    fn setup()(
+        a in proptest::array::uniform2(proptest::array::uniform3(-64i32..64)),
+        e in proptest::array::uniform3(-64i32..64),
+        len in proptest::array::uniform4(-8i32..8),
+        k in 0i32..5,
+        uv in (0u32..9, 0u32..9),
+        off in proptest::array::uniform3(-64i32..64),
+        perm in 0usize..3,
+        shift in proptest::array::uniform3(-1000i32..1000),
+    ) -> Setup {
+        Setup { a, e, len, k, uv, off, perm, shift }
+    }
+}
+
 /// A query whose vertex passes through the face point of barycentric weights `(u, v)` at time
 /// `t*` (`d = 0`, coming from anywhere), or crosses the face's plane at `t*` beside that point,
 /// at `d n` with `n = ẑ × e` perpendicular to the face's line (`d > 0`, the vertex following the
 /// face point in the plane): then its distance to the line is at least `d |e|` throughout.
-#[allow(clippy::too_many_arguments)]
-fn query(
-    a: [[i32; 3]; 2],
-    e: [i32; 3],
-    len: [i32; 4],
-    tstar: f64,
-    uv: (u32, u32),
-    off: [i32; 3],
-    d: f64,
-    perm: usize,
-    shift: [i32; 3],
-) -> ([DVec3; 4], [DVec3; 4], f64, f64) {
+fn query(c: &Setup, d: f64) -> ([DVec3; 4], [DVec3; 4], f64, f64, f64) {
+    let (a, e, len, uv, off) = (c.a, c.e, c.len, c.uv, c.off);
+    let tstar = 2f64.powi(-c.k);
     let (f0, f1) = face(a, e, len);
     let (u, v) = (uv.0 as f64 / 8.0, uv.1 as f64 / 8.0);
     let (u, v) = if u + v > 1.0 {
@@ -80,10 +100,10 @@ fn query(
     };
     let mut start = [p0, f0[0], f0[1], f0[2]];
     let mut end = [p1, f1[0], f1[1], f1[2]];
-    let shift = dy(shift, 4);
-    place(&mut start, perm, shift);
-    place(&mut end, perm, shift);
-    (start, end, u, v)
+    let shift = dy(c.shift, 4);
+    place(&mut start, c.perm, shift);
+    place(&mut end, c.perm, shift);
+    (start, end, u, v, tstar)
 }
 
 proptest! {
@@ -92,17 +112,9 @@ proptest! {
     /// The vertex passes through the face's point with barycentric weights `(u, v)` at `t*`.
     #[test]
     fn collinear_face_contact_is_found(
-        a in proptest::array::uniform2(proptest::array::uniform3(-64i32..64)),
-        e in proptest::array::uniform3(-64i32..64),
-        len in proptest::array::uniform4(-8i32..8),
-        k in 0i32..5,
-        uv in (0u32..9, 0u32..9),
-        off in proptest::array::uniform3(-64i32..64),
-        perm in 0usize..3,
-        shift in proptest::array::uniform3(-1000i32..1000),
+        c in setup(),
     ) {
-        let tstar = 2f64.powi(-k);
-        let (start, end, u, v) = query(a, e, len, tstar, uv, off, 0.0, perm, shift);
+        let (start, end, u, v, tstar) = query(&c, 0.0);
         prop_assert!(ccd_oracle::touches(false, &start, &end, tstar, u, v));
         let opts = CcdOptions::default();
         let r = vertex_face_toi(start, end, &opts).unwrap();
@@ -118,20 +130,13 @@ proptest! {
     /// undecided); any answer's claims hold exactly.
     #[test]
     fn collinear_face_near_miss_is_free(
-        a in proptest::array::uniform2(proptest::array::uniform3(-64i32..64)),
-        e in proptest::array::uniform3(-64i32..64),
-        len in proptest::array::uniform4(-8i32..8),
-        k in 0i32..5,
-        uv in (0u32..9, 0u32..9),
-        off in proptest::array::uniform3(-64i32..64),
+        c in setup(),
         d_exp in 6i32..24,
-        perm in 0usize..3,
-        shift in proptest::array::uniform3(-1000i32..1000),
     ) {
         let d = 2f64.powi(-d_exp);
-        let (start, end, _, _) = query(a, e, len, 2f64.powi(-k), uv, off, d, perm, shift);
+        let (start, end, _, _, _) = query(&c, d);
         // L∞ separation ≥ Euclidean / √3 ≥ d |e| / √3 (`e` in units of 1/64).
-        let e_len = DVec3::new(e[0] as f64, e[1] as f64, 0.0).length() / 64.0;
+        let e_len = DVec3::new(c.e[0] as f64, c.e[1] as f64, 0.0).length() / 64.0;
         let opts = CcdOptions::default();
         let r = vertex_face_toi(start, end, &opts).unwrap();
         if let Err(msg) = ccd_oracle::check_answer(false, &start, &end, &r, &opts) {
