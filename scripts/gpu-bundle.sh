@@ -7,8 +7,9 @@
 # GPROX_CUDA_STRICT=1: no nvcc or a register spill fails the build):
 #   - the kernel test binaries          cargo test -p gprox-cuda --release --no-run
 #   - the facade test binaries          cargo test -p gprox --release --all-features --no-run
-#                                         --test facade --test device_ops
+#                                         --test facade --test device_ops --test queries
 #   - the benchmark harness             cargo build --release -p gprox-bench --bin gprox-bench
+#   - two bench binaries (extras/)      --bin geometry_images --bin penetration-field
 #   - the CLI                           cargo build --release --bin gprox
 # strips them and packs them into target/gpu-bundle/payload.tar.gz (gzip: the stripped binaries
 # are ~33 MB raw, ~14 MB packed, which leaves room for scenes), next to run.sh and BUILD-INFO.
@@ -62,13 +63,13 @@ trap 'rm -f "$msgs"; clean_stage' EXIT
 # Compiler messages go to $msgs (one JSON object a line); build progress stays on stderr.
 build() { echo "+ cargo $*" >&2; cargo "$@" --message-format=json-render-diagnostics >>"$msgs"; }
 build test -p gprox-cuda --release --no-run
-build test -p gprox --release --all-features --no-run --test facade --test device_ops
-build build --release -p gprox-bench --bin gprox-bench
+build test -p gprox --release --all-features --no-run --test facade --test device_ops --test queries
+build build --release -p gprox-bench --bin gprox-bench --bin geometry_images --bin penetration-field
 build build --release -p gprox-cli --bin gprox
 
 clean_stage
 rm -rf "$bundle"
-mkdir -p "$bundle" "$stage/tests"
+mkdir -p "$bundle" "$stage/tests" "$stage/extras"
 # name<TAB>path of every test executable (profile.test) and of the two binaries.
 python3 - "$msgs" "$root" >"$stage/.artifacts" <<'PY'
 import json, os, subprocess, sys
@@ -106,6 +107,8 @@ for line in open(msgs):
             continue
     elif t["name"] in ("gprox", "gprox-bench") and "bin" in t["kind"]:
         name = t["name"]
+    elif t["name"] in ("geometry_images", "penetration-field") and "bin" in t["kind"]:
+        name = "extras/" + t["name"]
     else:
         continue
     if name not in seen:

@@ -181,3 +181,108 @@ fn misuse_is_a_typed_error() {
     assert_eq!(ctx.runs_on(Query::ImageCollide), RunsOn::Cpu);
     assert_eq!(ctx.runs_on(Query::ImageSelfCollide), RunsOn::Cpu);
 }
+
+/// A bicubic Bézier patch over the unit square with a bump `h` (heights of its inner
+/// control points), untrimmed.
+fn bumped_patch(h: f64) -> NurbsSurface {
+    let pts = (0..16)
+        .map(|k| {
+            let (i, j) = (k / 4, k % 4);
+            let inner = (1..3).contains(&i) && (1..3).contains(&j);
+            DVec3::new(i as f64 / 3.0, j as f64 / 3.0, if inner { h } else { 0.0 })
+        })
+        .collect();
+    NurbsSurface::bezier([3, 3], pts, None).unwrap()
+}
+
+/// On untrimmed curved surfaces the geometry images and the Coons BVH find the same contact
+/// region: every witnessed intersection of `freeform_collide` (tolerance 1e-6, so the points
+/// lie on the intersection curve) is within 3ε of a reported image contact, and the image
+/// contacts are within 3ε of both true surfaces (dense samples of each, spacing < ε / 2; a
+/// fixed stride of the contacts).
+#[test]
+fn contact_regions_agree_with_the_coons_bvh() {
+    let ctx = Context::new(Backend::Cpu).unwrap();
+    let (sa, sb) = (bumped_patch(0.2), bumped_patch(-0.15));
+    let image_a = ctx
+        .trimmed_model(
+            vec![TrimmedFace::untrimmed(sa.clone()).unwrap()],
+            &ModelOptions::default(),
+        )
+        .unwrap();
+    let image_b = ctx
+        .trimmed_model(
+            vec![TrimmedFace::untrimmed(sb.clone()).unwrap()],
+            &ModelOptions::default(),
+        )
+        .unwrap();
+    let mut fopts = ModelOptions::default();
+    fopts.coons.epsilon = 1e-4;
+    let free_a = ctx.freeform_model(vec![sa.clone()], &fopts).unwrap();
+    let free_b = ctx.freeform_model(vec![sb.clone()], &fopts).unwrap();
+    // B upright through A's bump, along two lines across it.
+    for (x0, dy) in [(0.45f32, -0.1f32), (0.3, 0.2)] {
+        let pose_b = upright(x0, dy);
+        let hits = ctx
+            .image_collide(
+                &image_a,
+                &Affine3A::IDENTITY,
+                &image_b,
+                &pose_b,
+                &opts(ImageMode::Approximate),
+            )
+            .unwrap();
+        let free = ctx
+            .freeform_collide(&free_a, &Affine3A::IDENTITY, &free_b, &pose_b, 1e-6)
+            .unwrap();
+        assert!(!hits.is_empty() && !free.contacts.is_empty());
+        let slack = 3.0 * EPS;
+        for c in &free.contacts {
+            let near = hits
+                .points
+                .iter()
+                .any(|p| p.as_dvec3().distance(c.point_a) <= slack);
+            assert!(
+                near,
+                "Coons BVH contact {} has no image contact near",
+                c.point_a
+            );
+        }
+        // Dense samples of both surfaces in world space.
+        let n = (4.0 / EPS) as usize;
+        let world_b = pose_b;
+        let samples = |s: &NurbsSurface, pose: &Affine3A| -> Vec<DVec3> {
+            (0..=n)
+                .flat_map(|i| (0..=n).map(move |j| (i, j)))
+                .map(|(i, j)| {
+                    let p = s.point(i as f64 / n as f64, j as f64 / n as f64);
+                    pose.transform_point3(p.as_vec3()).as_dvec3()
+                })
+                .collect()
+        };
+        let sorted = |mut v: Vec<DVec3>| {
+            v.sort_by(|a, b| a.x.total_cmp(&b.x));
+            v
+        };
+        let on_a = sorted(samples(&sa, &Affine3A::IDENTITY));
+        let on_b = sorted(samples(&sb, &world_b));
+        // Sample spacing: a patch side is under 1.5 long, so neighbours are < 1.5 / n apart.
+        let reach = slack + 1.5 / n as f64;
+        // Approximate mode reports every quad pair whose boxes overlap (~10⁵ here): every 37th.
+        for p in hits.points.iter().step_by(37) {
+            let p = p.as_dvec3();
+            // Samples sorted by x: only those within `reach` in x can be close.
+            let close = |pts: &[DVec3]| {
+                let from = pts.partition_point(|q| q.x < p.x - reach);
+                pts[from..]
+                    .iter()
+                    .take_while(|q| q.x <= p.x + reach)
+                    .any(|q| q.distance(p) <= reach)
+            };
+            assert!(
+                close(&on_a) && close(&on_b),
+                "image contact {p} off the surfaces"
+            );
+        }
+    }
+}

@@ -74,6 +74,15 @@ fn note(kind: &QueryKind) -> &'static str {
              samples inside both closed meshes by exact column sweeps, each with its exact \
              distance to both surfaces; tolerance = first object's box diagonal / 180"
         }
+        QueryKind::ImageCollide => {
+            "gprox CPU, 1 thread: stenciled geometry images (Greß et al. 2006) clipped to the \
+             overlap, quad-tree breadth-first traversal, approximate mode, eps = 1e-3 of the \
+             scene size"
+        }
+        QueryKind::ImageSelfCollide => {
+            "gprox CPU, 1 thread: stenciled geometry image self-traversal with the normal \
+             test, exact quad triangles, eps = 1e-3 of the scene size"
+        }
         QueryKind::Other(_) => "",
     }
 }

@@ -10,6 +10,7 @@ use gprox::geometry::scene::{Scene, Truth};
 use gprox::{Backend, Context};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 
+use crate::oracle;
 use crate::peers::{PeerResults, RefFrame};
 use crate::report::{DeviceOpsRecord, LbvhRecord, Machine, PeerRatio, RefCheck, Report, RunRecord};
 use crate::run::{run_target, same_answer, targets, RunData};
@@ -26,8 +27,8 @@ pub struct Args {
     /// Folder of reference/peer result files `<scene>.json` (default: `<scenes>/../results`).
     #[arg(long)]
     pub results: Option<PathBuf>,
-    /// Only these scenes (comma separated names; `builtin-two-tori` and
-    /// `builtin-deforming-tori` are the built-in ones).
+    /// Only these scenes (comma separated names; `builtin-two-tori`,
+    /// `builtin-deforming-tori` and `builtin-flag-balls` are the built-in ones).
     #[arg(long, value_delimiter = ',')]
     pub only: Vec<String>,
     /// Use the first N frames of every scene (default: all).
@@ -189,7 +190,7 @@ fn check_reference(
     data: &RunData,
     peers: Option<&crate::peers::PeerQuery>,
     src: &str,
-    truth: Option<Truth>,
+    truth: Option<(&str, Truth)>,
 ) -> RefCheck {
     let mut check = RefCheck::default();
     let mut sources = Vec::new();
@@ -206,8 +207,8 @@ fn check_reference(
         // to the digits it is written with).
         compare_frames(data, &pq.reference, "ref", 1e-5, &mut check);
     }
-    if let Some(t) = truth_frames(truth) {
-        sources.push("scene.json: truth".into());
+    if let Some((label, t)) = truth.and_then(|(label, t)| Some((label, truth_frames(Some(t))?))) {
+        sources.push(label.into());
         // The scene's truth is exact to the digits it is written with: distances agree to
         // 1e-9 relative or half a unit in its last digit.
         compare_frames(data, &t, "truth", 1e-9, &mut check);
@@ -393,6 +394,7 @@ pub fn run_all(args: &Args) -> Result<bool> {
     if !args.no_builtin {
         sources.push(Err("builtin-two-tori"));
         sources.push(Err("builtin-deforming-tori"));
+        sources.push(Err("builtin-flag-balls"));
     }
     sources.extend(scene_dirs(&scenes_dir).into_iter().map(Ok));
     let wanted = |name: &str| args.only.is_empty() || args.only.iter().any(|o| o == name);
@@ -421,6 +423,7 @@ pub fn run_all(args: &Args) -> Result<bool> {
         ));
         let scene = match &src {
             Err("builtin-deforming-tori") => Scene::builtin_deforming_tori(),
+            Err("builtin-flag-balls") => Scene::builtin_flag_balls(),
             Err(_) => Scene::builtin(),
             Ok(dir) => Scene::load(dir)?,
         };
@@ -445,6 +448,7 @@ pub fn run_all(args: &Args) -> Result<bool> {
         for t in &tgts {
             let first_run = report.runs.len();
             let mut first_data: Option<RunData> = None;
+            let mut oracle_truth: Option<Option<Truth>> = None;
             for c in configs.iter().filter(|c| t.runs_on(c.backend)) {
                 bar.set_message(format!(
                     "{} {} {} x{}",
@@ -463,9 +467,27 @@ pub fn run_all(args: &Args) -> Result<bool> {
                 let pq = peers
                     .as_ref()
                     .and_then(|p| p.get(t.kind.as_str(), &t.label));
-                let truth = scene.truth().get(t.kind.as_str(), &t.label);
-                let reference =
+                // The scene's truth, else (small collision targets with no reference) the
+                // brute-force sweep of `oracle`, computed once per target.
+                let truth = match scene.truth().get(t.kind.as_str(), &t.label) {
+                    Some(truth) => Some(("scene.json: truth", truth)),
+                    None if pq.is_none_or(|p| p.reference.is_empty()) => oracle_truth
+                        .get_or_insert_with(|| oracle::collide_truth(&scene, t, frames.len()))
+                        .clone()
+                        .map(|truth| ("brute force (oracle.rs)", truth)),
+                    None => None,
+                };
+                let mut reference =
                     check_reference(&data, pq, &format!("{}: ref", peer_path.display()), truth);
+                if t.kind == gprox::geometry::scene::QueryKind::PenetrationField {
+                    // Every run of the image-space target is checked by the brute-force
+                    // sample oracle (the scene needs no stored truth).
+                    crate::field_oracle::check(&scene, t, &data, &mut reference)?;
+                    reference.source = match reference.source.as_str() {
+                        "none" => "ray-parity oracle".into(),
+                        s => format!("{s} + ray-parity oracle"),
+                    };
+                }
                 if reference.source == "none" {
                     let what = format!("{} {} {}", scene.name(), t.kind.as_str(), t.label);
                     eprintln!(

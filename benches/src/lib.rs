@@ -7,7 +7,10 @@
 
 pub mod compare;
 pub mod external;
+pub mod field_oracle;
 pub mod harness;
+pub mod image_query;
+pub mod oracle;
 #[cfg(feature = "parry")]
 pub mod parry;
 pub mod peers;

@@ -30,11 +30,15 @@ pub struct Target {
 }
 
 impl Target {
-    /// Whether `backend` can run this target (penetration: CPU only so far; collision,
+    /// Whether `backend` can run this target (penetration and the geometry-image queries: CPU
+    /// only so far; collision,
     /// collide-any, self-collision, CCD, distance, penetration field and `"all"` targets
     /// everywhere).
     pub fn runs_on(&self, backend: gprox::Backend) -> bool {
-        let cpu_only = matches!(self.kind, QueryKind::Penetration);
+        let cpu_only = matches!(
+            self.kind,
+            QueryKind::Penetration | QueryKind::ImageCollide | QueryKind::ImageSelfCollide
+        );
         !cpu_only || backend == gprox::Backend::Cpu
     }
 }
@@ -50,7 +54,9 @@ pub fn supported(kind: &QueryKind) -> Result<(), String> {
         | QueryKind::Ccd
         | QueryKind::Distance
         | QueryKind::Penetration
-        | QueryKind::PenetrationField => Ok(()),
+        | QueryKind::PenetrationField
+        | QueryKind::ImageCollide
+        | QueryKind::ImageSelfCollide => Ok(()),
         QueryKind::Other(k) => Err(format!("unknown query kind `{k}`")),
     }
 }
@@ -88,7 +94,10 @@ pub fn targets(scene: &Scene) -> (Vec<Target>, Vec<Skipped>) {
                 }
             }
             QueryTargets::Objects(objects)
-                if matches!(q.kind, QueryKind::SelfCollide | QueryKind::Ccd) =>
+                if matches!(
+                    q.kind,
+                    QueryKind::SelfCollide | QueryKind::Ccd | QueryKind::ImageSelfCollide
+                ) =>
             {
                 for &o in objects {
                     out.push(Target {
@@ -167,6 +176,9 @@ pub fn run_target(
     repeats: usize,
     mut tick: impl FnMut(),
 ) -> Result<RunData> {
+    if crate::image_query::is_image(&target.kind) {
+        return crate::image_query::run_image_target(scene, target, frames, repeats, tick);
+    }
     let repeats = repeats.max(1);
     let (reps, slot) = model_slots(scene, target);
     let first = frames.first().copied().unwrap_or(0);

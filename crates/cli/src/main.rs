@@ -5,8 +5,10 @@
 //! gprox collide A.bpt B.json --pose-b 5,0,0 [--tolerance 1e-3]   (freeform models)
 //! gprox distance A.obj B.obj --pose-b 3,0,0 [--json] [--render out.png]
 //! gprox penetration A.obj B.obj --pose-b 0.5,0,0 [--json] [--render out.png]
+//! gprox penetration-field A.obj B.obj --pose-b 0.5,0,0 [--tolerance d] [--out samples.csv] [--json]
 //! gprox ccd A.obj B.obj --pose-b 0,0,2 --end-pose-b 0,0,-2 [--json]
 //! gprox self M.obj [--json] [--render out.png] [--export out.obj]
+//! gprox image-collide A.json|model.json [B] [--epsilon 1e-3] [--exact] [--render out.png]
 //! gprox info FILE_OR_SCENE_DIR [--json]
 //! gprox bench SCENE_DIR|builtin [--frames N] [--repeats N] [--json]
 //! ```
@@ -35,8 +37,10 @@ use serde_json::json;
 mod bench;
 mod ccd;
 mod freeform;
+mod image;
 mod models;
 mod penetration;
+mod penetration_field;
 mod queries;
 
 #[derive(Parser)]
@@ -199,6 +203,27 @@ enum Command {
         #[arg(long)]
         render: Option<PathBuf>,
     },
+    /// Image-space intersection of two closed meshes (Hoff et al. 2002): volume with its error
+    /// bound, samples inside both, deepest contact and direction, optionally every sample.
+    PenetrationField {
+        /// The two meshes (closed, consistently oriented).
+        #[command(flatten)]
+        pair: MeshPair,
+        /// Error tolerance d (world units, > 0): no point is farther than d from a sample
+        /// (default: A's box diagonal / 180, the paper's ratio).
+        #[arg(long, allow_hyphen_values = true)]
+        tolerance: Option<f64>,
+        /// Where to run (a device classifies the samples; the depths run on the CPU).
+        #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+        backend: BackendArg,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+        /// Write every sample inside both meshes as CSV: position, region, depth, unit
+        /// direction and face out of B, then out of A.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Continuous collision over one step: A and B move from their poses to their end poses;
     /// every feature pair that may touch, with a certified time of impact.
     Ccd {
@@ -237,6 +262,32 @@ enum Command {
         /// Write the mesh with per-face colours, contact faces red (`.ply` or `.obj`).
         #[arg(long)]
         export: Option<PathBuf>,
+    },
+    /// Geometry-image collision of two trimmed NURBS models (face files, `model.json` or its
+    /// folder), or self-collision of one (B left out): the quad pairs that may touch.
+    ImageCollide {
+        /// First model: a trimmed face file, a `model.json` or a folder holding one.
+        a: PathBuf,
+        /// Second model (left out: self-collision of A).
+        b: Option<PathBuf>,
+        /// Pose of A: `tx,ty,tz[,rx,ry,rz]`, rotations in degrees about x, then y, then z.
+        #[arg(long, value_parser = parse_pose, allow_hyphen_values = true)]
+        pose_a: Option<Affine3A>,
+        /// Pose of B, as `--pose-a`.
+        #[arg(long, value_parser = parse_pose, allow_hyphen_values = true)]
+        pose_b: Option<Affine3A>,
+        /// Accuracy ε relative to each model's size (the largest side of its control box).
+        #[arg(long, default_value_t = 1e-3)]
+        epsilon: f64,
+        /// Report quads whose triangles intersect (exact mode) instead of overlapping boxes.
+        #[arg(long)]
+        exact: bool,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+        /// Draw the models with the contact texels as red dots (`.png` or `.svg`).
+        #[arg(long)]
+        render: Option<PathBuf>,
     },
     /// Facts about a mesh file or a scene folder.
     Info {
@@ -378,6 +429,21 @@ fn main() -> ExitCode {
             let m = pair.models(&ctx)?;
             penetration::penetration_cmd(&ctx, &pair, &m, json, render.as_deref())
         }),
+        Command::PenetrationField {
+            pair,
+            tolerance,
+            backend,
+            json,
+            out,
+        } => backend.context().and_then(|ctx| {
+            let m = pair.models(&ctx)?;
+            let args = penetration_field::FieldArgs {
+                tolerance,
+                out: out.as_deref(),
+                json,
+            };
+            penetration_field::penetration_field_cmd(&ctx, &pair, &m, &args)
+        }),
         Command::Ccd {
             pair,
             end_pose_a,
@@ -402,6 +468,30 @@ fn main() -> ExitCode {
             export,
         } => backend.context().and_then(|ctx| {
             queries::self_cmd(&ctx, &m, json, render.as_deref(), export.as_deref())
+        }),
+        Command::ImageCollide {
+            a,
+            b,
+            pose_a,
+            pose_b,
+            epsilon,
+            exact,
+            json,
+            render,
+        } => BackendArg::Cpu.context().and_then(|ctx| {
+            image::image_cmd(
+                &ctx,
+                &image::ImageArgs {
+                    a: &a,
+                    b: b.as_deref(),
+                    pose_a: pose_a.unwrap_or(Affine3A::IDENTITY),
+                    pose_b: pose_b.unwrap_or(Affine3A::IDENTITY),
+                    epsilon,
+                    exact,
+                    json,
+                    render: render.as_deref(),
+                },
+            )
         }),
         Command::Info { file, json } => info(&file, json),
         Command::Bench {

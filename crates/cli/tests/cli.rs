@@ -567,3 +567,119 @@ fn penetration_bad_input_exits_with_2() {
     let out = gprox(&["penetration", good, "missing.obj"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn penetration_field_of_shifted_tetrahedra() {
+    let d = dir("penetration-field");
+    let t = d.join("t.obj");
+    std::fs::write(&t, TETRA).unwrap();
+    let t = t.to_str().unwrap();
+    let csv = d.join("samples.csv");
+    let run = |backend: &str, out: Option<&str>| {
+        let mut args = vec![
+            "penetration-field",
+            t,
+            t,
+            "--pose-b",
+            "0.1,0.1,0.1",
+            "--tolerance",
+            "0.01",
+            "--json",
+            "--backend",
+            backend,
+        ];
+        if let Some(o) = out {
+            args.extend(["--out", o]);
+        }
+        let out = gprox(&args);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let c = run("cpu", Some(csv.to_str().unwrap()));
+    // A ∩ B is the simplex x, y, z >= 0.1, x + y + z <= 1: edge 0.7, volume 0.7³/6.
+    let exact = 0.7f64.powi(3) / 6.0;
+    let (volume, bound) = (
+        c["volume"].as_f64().unwrap(),
+        c["volume_bound"].as_f64().unwrap(),
+    );
+    assert!(
+        (volume - exact).abs() <= bound,
+        "{volume} ± {bound} vs {exact}"
+    );
+    let samples = c["samples"].as_u64().unwrap();
+    assert!(samples > 1000, "{samples}");
+    // The deepest point is the simplex's incentre: inradius 0.7 / (3 + √3).
+    let inradius = 0.7 / (3.0 + 3f64.sqrt());
+    let depth = c["max_depth"].as_f64().unwrap();
+    assert!(
+        depth <= inradius && depth > inradius - 0.01,
+        "{depth} vs {inradius}"
+    );
+    // One CSV row per sample, each depth the distance to a face of the other tetrahedron.
+    let rows = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = rows.lines();
+    assert!(lines.next().unwrap().starts_with("x,y,z,region,depth_in_b"));
+    let body: Vec<Vec<f64>> = lines
+        .map(|l| l.split(',').map(|x| x.parse().unwrap()).collect())
+        .collect();
+    assert_eq!(body.len() as u64, samples);
+    for r in &body {
+        let (x, y, z) = (r[0], r[1], r[2]);
+        // Inside B (the tetrahedron shifted by 0.1): distance to its nearest face plane.
+        let planes = [x - 0.1, y - 0.1, z - 0.1, (1.3 - x - y - z) / 3f64.sqrt()];
+        let expect = planes.into_iter().fold(f64::INFINITY, f64::min);
+        assert!((r[4] - expect).abs() < 1e-6, "{r:?}");
+    }
+    // The emulated device gives the same samples and volume.
+    let e = run("emulated", None);
+    for k in ["samples", "volume", "volume_bound", "max_depth", "contacts"] {
+        assert_eq!(e[k], c[k], "{k}");
+    }
+    let out = gprox(&["penetration-field", t, t, "--pose-b", "0.1,0.1,0.1"]);
+    assert!(out.status.success());
+    assert!(
+        text(&out.stdout).contains("intersection volume"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+#[test]
+fn penetration_field_bad_input_exits_with_2() {
+    let d = dir("penetration-field-bad");
+    let good = d.join("t.obj");
+    std::fs::write(&good, TETRA).unwrap();
+    let open = d.join("open.obj");
+    std::fs::write(
+        &open,
+        "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 3 2\nf 1 2 4\nf 1 4 3\n",
+    )
+    .unwrap();
+    let (good, open) = (good.to_str().unwrap(), open.to_str().unwrap());
+    let out = gprox(&["penetration-field", good, open]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("open.obj") && err.contains("not closed"),
+        "{err}"
+    );
+    for tol in ["0", "-1", "nan"] {
+        let out = gprox(&["penetration-field", good, good, "--tolerance", tol]);
+        assert_eq!(out.status.code(), Some(2), "{tol}");
+        assert!(
+            text(&out.stderr).contains("tolerance"),
+            "{}",
+            text(&out.stderr)
+        );
+    }
+    // A tolerance so fine the lattice would exceed max_cells.
+    let out = gprox(&["penetration-field", good, good, "--tolerance", "1e-6"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("max_cells"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = gprox(&["penetration-field", good, "missing.obj"]);
+    assert_eq!(out.status.code(), Some(2));
+}

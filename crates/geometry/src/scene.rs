@@ -19,9 +19,11 @@
 //! ```
 
 mod builtin;
+pub mod builtin_trimmed;
 mod error;
 mod json;
 mod obj;
+mod surfaces;
 mod truth;
 
 use std::path::{Path, PathBuf};
@@ -33,7 +35,12 @@ use crate::TriMesh;
 
 pub use builtin::{box_mesh, torus};
 pub use error::SceneError;
+pub use surfaces::{SceneSurfaces, DISPLAY_TOLERANCE_REL};
 pub use truth::{SceneTruth, Truth};
+
+/// Accuracy ε of the geometry-image queries relative to the scene's size (the largest side of
+/// any surface object's control box at frame 0): one world-space ε for every object.
+pub const IMAGE_EPSILON_REL: f64 = 1e-3;
 
 /// The only format string this reader accepts.
 pub const FORMAT: &str = "proxbench-scene/1";
@@ -76,6 +83,11 @@ pub enum QueryKind {
     /// Image-space penetration field (Hoff et al.): lattice samples inside both meshes with
     /// their depths (`gprox::Context::intersection_volume`).
     PenetrationField,
+    /// Geometry-image collision of trimmed NURBS objects (Greß et al.): quad pairs whose padded
+    /// boxes overlap, at ε = [`IMAGE_EPSILON_REL`] of the scene's size.
+    ImageCollide,
+    /// Geometry-image self-collision of one trimmed NURBS object (exact quad triangles).
+    ImageSelfCollide,
     /// A kind this reader does not know (kept so newer scenes still load).
     Other(String),
 }
@@ -91,6 +103,8 @@ impl QueryKind {
             "ccd" => Self::Ccd,
             "penetration" => Self::Penetration,
             "penetration-field" => Self::PenetrationField,
+            "image-collide" => Self::ImageCollide,
+            "image-self-collide" => Self::ImageSelfCollide,
             other => Self::Other(other.to_string()),
         }
     }
@@ -105,6 +119,8 @@ impl QueryKind {
             Self::Ccd => "ccd",
             Self::Penetration => "penetration",
             Self::PenetrationField => "penetration-field",
+            Self::ImageCollide => "image-collide",
+            Self::ImageSelfCollide => "image-self-collide",
             Self::Other(s) => s,
         }
     }
@@ -144,6 +160,8 @@ pub struct Scene {
     transforms: Vec<[f32; 12]>,
     /// Per object: `frames * vertex_count` positions for deforming objects, empty otherwise.
     verts: Vec<Vec<Vec3>>,
+    /// Per object: its trimmed faces (surface objects) or `None` (meshes).
+    surfaces: Vec<Option<SceneSurfaces>>,
     queries: Vec<SceneQuery>,
     truth: SceneTruth,
 }
@@ -167,7 +185,23 @@ impl Scene {
         let mut mesh_files: Vec<String> = Vec::new();
         let mut meshes = Vec::new();
         let mut objects = Vec::with_capacity(header.objects.len());
+        let mut surfaces = Vec::with_capacity(header.objects.len());
         for obj in &header.objects {
+            if obj.surfaces {
+                let path = dir.join(&obj.mesh);
+                let faces = surfaces::load_faces(&path)?;
+                let s = SceneSurfaces::rigid(faces);
+                meshes.push(s.display_mesh(&path)?);
+                mesh_files.push(obj.mesh.clone());
+                objects.push(SceneObject {
+                    name: obj.name.clone(),
+                    mesh: meshes.len() - 1,
+                    motion: obj.motion,
+                });
+                surfaces.push(Some(s));
+                continue;
+            }
+            surfaces.push(None);
             let mesh = match mesh_files.iter().position(|m| *m == obj.mesh) {
                 Some(i) => i,
                 None => {
@@ -222,6 +256,18 @@ impl Scene {
         for (i, obj) in header.objects.iter().enumerate() {
             let Some(file) = &obj.verts else { continue };
             let path = dir.join(file);
+            if let Some(s) = surfaces[i].take() {
+                let c = s.control_count();
+                let floats = read_f32s(&path, frames * c * 3, "f32[frames][control points][3]")?;
+                let points: Vec<glam::DVec3> = floats
+                    .chunks_exact(3)
+                    .map(|p| glam::DVec3::new(p[0].into(), p[1].into(), p[2].into()))
+                    .collect();
+                surfaces::check_frame0(&path, s.faces(), &points[..c.min(points.len())])?;
+                let faces = s.faces().to_vec();
+                surfaces[i] = Some(SceneSurfaces::deforming(&path, faces, frames, points)?);
+                continue;
+            }
             let v = meshes[objects[i].mesh].vertex_count();
             let floats = read_f32s(&path, frames * v * 3, "f32[frames][vertices][3]")?;
             let positions: Vec<Vec3> = floats
@@ -260,6 +306,7 @@ impl Scene {
             objects,
             transforms,
             verts,
+            surfaces,
             queries,
             truth: header.truth,
         })
@@ -283,6 +330,21 @@ impl Scene {
     /// ```
     pub fn builtin_deforming_tori() -> Self {
         builtin::deforming_tori()
+    }
+
+    /// The built-in geometry-image scene (like Fig. 6a of Greß et al. 2006): a waving trimmed
+    /// NURBS flag with a spline-shaped hole and three rigid NURBS balls, one falling through
+    /// the hole (it touches nothing), two passing through the cloth (contacts appear and
+    /// disappear); 24 frames, one `image-collide` query over all pairs, with per-frame truth
+    /// from a certified construction ([`builtin_trimmed::flag_ball_contact`]).
+    ///
+    /// ```
+    /// let s = gprox_geometry::scene::Scene::builtin_flag_balls();
+    /// assert_eq!((s.object_count(), s.frame_count()), (4, 24));
+    /// assert!(s.surfaces(0).unwrap().is_deforming());
+    /// ```
+    pub fn builtin_flag_balls() -> Self {
+        builtin_trimmed::flag_balls()
     }
 
     /// Assembles an in-memory scene (used by [`Scene::builtin`] and by generators).
@@ -336,6 +398,7 @@ impl Scene {
             }
         }
         let mesh_files = (0..meshes.len()).map(|i| format!("mesh{i}")).collect();
+        let objects_len = objects.len();
         Ok(Self {
             name: name.to_string(),
             description: description.to_string(),
@@ -345,10 +408,66 @@ impl Scene {
             mesh_files,
             objects,
             transforms,
+            surfaces: vec![None; objects_len],
             verts,
             queries,
             truth: SceneTruth::default(),
         })
+    }
+
+    /// Makes object `object` a surface object of trimmed faces (its mesh is then for display
+    /// only); the faces' control points must cover every frame when they deform. Used by
+    /// in-memory generators after [`Scene::from_parts`].
+    pub fn with_surfaces(
+        mut self,
+        object: usize,
+        surfaces: SceneSurfaces,
+    ) -> Result<Self, SceneError> {
+        let invalid = |message: String| SceneError::Invalid {
+            path: PathBuf::from(&self.name),
+            message,
+        };
+        if object >= self.objects.len() {
+            return Err(invalid(format!("no object {object}")));
+        }
+        if surfaces.is_deforming() {
+            let n = surfaces.control_count();
+            // Every frame's control points are there (`SceneSurfaces::deforming` checked the
+            // total against its own frame count).
+            if surfaces.faces_at(self.frames.saturating_sub(1)).is_err() || n == 0 {
+                return Err(invalid(format!(
+                    "object `{}`: control points do not cover {} frames",
+                    self.objects[object].name, self.frames
+                )));
+            }
+            self.objects[object].motion = Motion::Deforming;
+        }
+        self.surfaces[object] = Some(surfaces);
+        Ok(self)
+    }
+
+    /// The trimmed faces of a surface object (`None` for mesh objects).
+    pub fn surfaces(&self, object: usize) -> Option<&SceneSurfaces> {
+        self.surfaces.get(object).and_then(Option::as_ref)
+    }
+
+    /// The size the geometry-image accuracy refers to: the largest side of any surface
+    /// object's control box at frame 0 (object coordinates; 0 without surface objects).
+    pub fn surface_size(&self) -> f64 {
+        self.surfaces
+            .iter()
+            .flatten()
+            .map(|s| {
+                let (lo, hi) = s.faces().iter().fold(
+                    (glam::DVec3::INFINITY, glam::DVec3::NEG_INFINITY),
+                    |(lo, hi), f| {
+                        let (a, b) = f.surface().control_bounds();
+                        (lo.min(a), hi.max(b))
+                    },
+                );
+                (hi - lo).max_element()
+            })
+            .fold(0.0, f64::max)
     }
 
     /// The scene's own per-frame truth (`truth` and `exact_distance_per_frame` in

@@ -302,8 +302,8 @@ proptest! {
     }
 }
 
-/// The families' undecided rate stays small (issue #15: ≤ 0.5 % of all queries; the
-/// zero-area-face family is the one that still runs out of budget at times).
+/// The families' undecided rate stays small (issue #15: ≤ 0.5 % of all queries, zero-area
+/// faces included).
 #[test]
 fn adversarial_families_are_mostly_decided() {
     let opts = CcdOptions::default();
@@ -320,12 +320,10 @@ fn adversarial_families_are_mostly_decided() {
             "{}: {fam_undecided} of 40 undecided",
             ccd_families::FAMILIES[family]
         );
-        if family != 2 {
-            assert!(fam_undecided <= 2, "{}", ccd_families::FAMILIES[family]);
-        }
+        assert!(fam_undecided <= 1, "{}", ccd_families::FAMILIES[family]);
         undecided += fam_undecided;
     }
-    assert!(undecided * 50 <= n, "{undecided} of {n} undecided");
+    assert!(undecided * 200 <= n, "{undecided} of {n} undecided");
 }
 
 /// A contact is certified with a witness within the tolerance; a test out of budget is
@@ -338,9 +336,17 @@ fn status_separation_and_refine() {
     assert_eq!(t.status, CcdStatus::Contact);
     assert!(t.separation <= 1e-6 + 1e-12, "{t:?}");
     ccd_oracle::check_answer(false, &s, &e, &Some(t), &CcdOptions::default()).unwrap();
+    // With a minimum separation (no root isolation of the coplanarity cubic), two box checks
+    // cannot decide it.
+    let sep = CcdOptions {
+        min_separation: 1e-6,
+        ..CcdOptions::default()
+    };
+    let t = vertex_face_toi(s, e, &sep).unwrap().expect("contact");
+    assert_eq!(t.status, CcdStatus::Contact);
     let tiny = CcdOptions {
         max_checks: 2,
-        ..CcdOptions::default()
+        ..sep
     };
     let u = vertex_face_toi(s, e, &tiny).unwrap().expect("conservative");
     assert_eq!(u.status, CcdStatus::Undecided);

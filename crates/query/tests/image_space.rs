@@ -393,6 +393,61 @@ fn torus_through_torus() {
     check_symmetric(&a, &b, &opts).unwrap();
 }
 
+/// A frame of the benchmark's deforming tori (2 × 5,000 triangles, deep overlap) at the
+/// harness's tolerance: thousands of samples deep inside both tubes, where a whole ring of
+/// faces is nearly equidistant — every depth, closest point and face equals brute force.
+#[test]
+fn deep_samples_of_the_deforming_tori_match_brute_force() {
+    let scene = gprox_geometry::scene::Scene::builtin_deforming_tori();
+    let posed = |i: usize| {
+        let m = scene.mesh(i);
+        let mesh = TriMesh::new(scene.positions(0, i).to_vec(), m.faces().to_vec()).unwrap();
+        Posed::new(mesh, scene.pose64(0, i))
+    };
+    let (a, b) = (posed(0), posed(1));
+    let r = intersect(&a.object(), &b.object(), &ImageSpaceOptions::new(0.0207)).unwrap();
+    assert!(r.count() > 5_000, "{}", r.count());
+    let deepest = r
+        .samples()
+        .iter()
+        .map(|s| s.depth_in_b())
+        .fold(0.0, f64::max);
+    assert!(deepest > 0.2, "{deepest}");
+    check_intersection(&a, &b, &r).unwrap();
+}
+
+/// A unit box whose bottom has a sliver face (vertex 8 at `1e-6` from the edge 0–1: an angle
+/// of `4e-6`, too thin for a plane bound, so it is always evaluated exactly) through another
+/// box: depths equal brute force, the sliver changes nothing.
+#[test]
+fn sliver_faces_match_brute_force() {
+    let mut v: Vec<Vec3> = (0..8u32)
+        .map(|i| Vec3::new((i & 1) as f32, (i >> 1 & 1) as f32, (i >> 2 & 1) as f32))
+        .collect();
+    v.push(Vec3::new(0.5, 1e-6, 0.0));
+    // The sliver first, then the rest of the bottom as a fan from vertex 8.
+    let mut faces = vec![[1, 0, 8], [0, 2, 8], [8, 2, 3], [8, 3, 1]];
+    for q in [
+        [4, 5, 7, 6],
+        [0, 1, 5, 4],
+        [2, 6, 7, 3],
+        [0, 4, 6, 2],
+        [1, 3, 7, 5],
+    ] {
+        faces.extend([[q[0], q[1], q[2]], [q[0], q[2], q[3]]]);
+    }
+    let a = Posed::new(TriMesh::new(v, faces).unwrap(), Pose64::IDENTITY);
+    let b = Posed::new(
+        cube(Vec3::new(0.1, -0.5, -0.5), Vec3::new(0.9, 0.5, 0.3)),
+        Pose64::IDENTITY,
+    );
+    let r = intersect(&a.object(), &b.object(), &ImageSpaceOptions::new(0.02)).unwrap();
+    assert!(r.count() > 1_000, "{}", r.count());
+    // Samples nearest to the fan around the sliver's vertex and to the side along its edge.
+    assert!(r.samples().iter().any(|s| (1..4).contains(&s.a.face)));
+    check_intersection(&a, &b, &r).unwrap();
+}
+
 /// Two meshes of two boxes each, far apart pairwise overlapping: two regions, each with its
 /// own contact, and the swept cells a small part of the box around both.
 #[test]

@@ -6,6 +6,7 @@ pub mod build;
 pub mod cache;
 pub mod cell;
 pub mod quantise;
+mod surface_tree;
 pub mod teapot;
 
 pub use build::{CoonsBuildStats, CoonsBvh, CoonsError, CoonsOptions};

@@ -474,6 +474,38 @@ impl NurbsSurface {
         bounds_of(self.points.iter().map(|&h| project(h)))
     }
 
+    /// The surface with new Euclidean control points (row-major, i along u; knots, degrees and
+    /// weights kept): a deforming surface's next frame. Errors on a wrong count or a non-finite
+    /// point.
+    pub fn with_control_points(&self, points: &[DVec3]) -> Result<Self, FreeformError> {
+        let n = self.count[0] * self.count[1];
+        if points.len() != n {
+            return Err(FreeformError::CountMismatch {
+                what: "control points",
+                expected: n,
+                got: points.len(),
+            });
+        }
+        if let Some(index) = points.iter().position(|p| !p.is_finite()) {
+            return Err(FreeformError::NonFinitePoint {
+                index,
+                value: points[index].to_array(),
+            });
+        }
+        let points = points
+            .iter()
+            .zip(&self.points)
+            .map(|(&p, h)| lift(p, h.w))
+            .collect();
+        Ok(Self::from_parts(
+            self.degree,
+            self.knots.clone(),
+            self.count,
+            points,
+            self.rational,
+        ))
+    }
+
     /// The surface with every control point mapped by `f` (weights kept): e.g. a rigid motion.
     pub fn map_points(&self, f: impl Fn(DVec3) -> DVec3) -> Self {
         let points = self

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use crate::freeform::TrimError;
 use crate::GeometryError;
 
 /// Everything that can be wrong with a scene folder.
@@ -76,5 +77,13 @@ pub enum SceneError {
         path: PathBuf,
         /// The loader's error.
         source: GeometryError,
+    },
+    /// A trimmed face file (or `model.json`) of a surface object could not be read.
+    #[error("faces {path}: {source}")]
+    Trim {
+        /// The face or model file.
+        path: PathBuf,
+        /// The reader's error.
+        source: TrimError,
     },
 }

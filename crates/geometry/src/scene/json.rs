@@ -30,7 +30,12 @@ struct RawScene {
 #[derive(Deserialize)]
 struct RawObject {
     name: String,
-    mesh: String,
+    #[serde(default)]
+    mesh: Option<String>,
+    #[serde(default)]
+    faces: Option<String>,
+    #[serde(default)]
+    control_points: Option<String>,
     #[serde(default)]
     motion: Option<String>,
     #[serde(default)]
@@ -49,9 +54,13 @@ struct RawQuery {
 /// One object entry of the header.
 pub(super) struct ObjectHeader {
     pub name: String,
+    /// The mesh file, or the face / `model.json` file of a surface object.
     pub mesh: String,
     pub motion: Motion,
+    /// The per-frame vertices (meshes) or control points (surface objects).
     pub verts: Option<String>,
+    /// Whether `mesh` names trimmed faces.
+    pub surfaces: bool,
 }
 
 /// The validated header.
@@ -94,18 +103,41 @@ pub(super) fn parse_header(path: &Path, text: &str) -> Result<Header, SceneError
         if objects.iter().any(|p: &ObjectHeader| p.name == o.name) {
             return Err(invalid(format!("object {i}: duplicate name `{}`", o.name)));
         }
-        let motion = match (o.motion.as_deref(), &o.verts) {
+        let (file, surfaces, verts) = match (o.mesh, o.faces, o.verts, o.control_points) {
+            (Some(m), None, v, None) => (m, false, v),
+            (None, Some(f), None, c) => (f, true, c),
+            (Some(_), Some(_), _, _) | (None, None, _, _) => {
+                return Err(invalid(format!(
+                    "object `{}` needs exactly one of `mesh` and `faces`",
+                    o.name
+                )))
+            }
+            (Some(_), None, _, Some(_)) => {
+                return Err(invalid(format!(
+                    "object `{}`: `control_points` belongs to `faces` objects",
+                    o.name
+                )))
+            }
+            (None, Some(_), Some(_), _) => {
+                return Err(invalid(format!(
+                    "object `{}`: `verts` belongs to `mesh` objects (use `control_points`)",
+                    o.name
+                )))
+            }
+        };
+        let file_key = if surfaces { "control_points" } else { "verts" };
+        let motion = match (o.motion.as_deref(), &verts) {
             (Some("deforming"), Some(_)) | (None, Some(_)) => Motion::Deforming,
             (Some("deforming"), None) => {
                 return Err(invalid(format!(
-                    "object `{}` is deforming but names no `verts` file",
+                    "object `{}` is deforming but names no `{file_key}` file",
                     o.name
                 )))
             }
             (Some("rigid") | None, None) => Motion::Rigid,
             (Some("rigid"), Some(_)) => {
                 return Err(invalid(format!(
-                    "object `{}` is rigid but names a `verts` file",
+                    "object `{}` is rigid but names a `{file_key}` file",
                     o.name
                 )))
             }
@@ -118,9 +150,10 @@ pub(super) fn parse_header(path: &Path, text: &str) -> Result<Header, SceneError
         };
         objects.push(ObjectHeader {
             name: o.name,
-            mesh: o.mesh,
+            mesh: file,
             motion,
-            verts: o.verts,
+            verts,
+            surfaces,
         });
     }
 

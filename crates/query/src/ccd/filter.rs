@@ -8,6 +8,8 @@
 use glam::DVec3;
 use gprox_bvh::Aabb;
 
+use super::coplanar::bernstein_dets;
+
 const U: f64 = f64::EPSILON * 0.5;
 
 /// Node test for the dual-box BVTT: `a` and `b` (boxes at `t = 0` and `t = 1`) are separated
@@ -203,16 +205,7 @@ pub(crate) fn never_coplanar(start: &[DVec3; 4], end: &[DVec3; 4]) -> bool {
         start[3] - start[0],
     ];
     let e1 = [end[1] - end[0], end[2] - end[0], end[3] - end[0]];
-    // Each det is trilinear: det(t) = Σ over picks (s1,s2,s3) of (1-t)^(#0) t^(#1) det(...).
-    let c00 = e0[0].cross(e0[1]);
-    let c01 = e0[0].cross(e1[1]);
-    let c10 = e1[0].cross(e0[1]);
-    let c11 = e1[0].cross(e1[1]);
-    let d = |c: DVec3, x: DVec3| c.dot(x);
-    let b0 = d(c00, e0[2]);
-    let b1 = (d(c10, e0[2]) + d(c01, e0[2]) + d(c00, e1[2])) / 3.0;
-    let b2 = (d(c11, e0[2]) + d(c10, e1[2]) + d(c01, e1[2])) / 3.0;
-    let b3 = d(c11, e1[2]);
+    let [b0, b1, b2, b3] = bernstein_dets(&e0, &e1);
     // Bound: the points' coordinates ≤ M, differences ≤ 2M exact to u·2M; a determinant is a
     // sum of 6 triple products ≤ (2M)³ each: error ≤ 6·8M³·(3u + 5u)(1 + O(u)) ≈ 384uM³;
     // averaging adds ≤ 3u of the value. Use 1024uM³ (per difference vector magnitudes).

@@ -27,8 +27,11 @@
 //! **Certainty.** An accepted box is a *certified* contact: its range contains 0 (within `δ`)
 //! and is at most `tolerance` wide on every axis, so every point of it, in particular the
 //! reported witness, is within `δ + tolerance` (+ the rounding bound) of contact. The earliest
-//! live box is also accepted at once when the corner witness `(t_lo, u_lo, v_lo)` is within
-//! that bound. When the check budget runs out (or a box cannot be split further) the answer is
+//! live box is also accepted at once when the corner witness `(t_lo, u_lo, v_lo)`, or the
+//! least-squares `(u, v)` at `t_lo` (moved into the domain), is within that bound.
+//!
+//! **Root isolation.** Without a minimum separation the search runs only over the time
+//! intervals where the coplanarity cubic may vanish ([`super::coplanar`]), earliest first. When the check budget runs out (or a box cannot be split further) the answer is
 //! *undecided*: no contact before `t_lo`, and the best witness found so far bounds the
 //! separation from above.
 
@@ -37,7 +40,7 @@ use std::collections::BinaryHeap;
 
 use glam::DVec3;
 
-use super::{CcdOptions, CcdStatus, Toi};
+use super::{coplanar, CcdOptions, CcdStatus, Toi};
 
 /// The two elementary queries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -221,8 +224,10 @@ impl Problem {
         // Only for (nearly) zero-area faces and parallel edges: elsewhere the image sizes
         // steer better.
         let (h, k) = (at[0][1] + at[1][1], at[0][2] + at[1][2]);
+        let (hm, km) = (h.abs().max_element(), k.abs().max_element());
         let n = h.cross(k).abs().max_element();
-        let degenerate = n <= 1e-3 * h.abs().max_element() * k.abs().max_element();
+        // A zero-length `h` or `k` (a vertex–edge test) has isolated contacts: not degenerate.
+        let degenerate = hm > 0.0 && km > 0.0 && n <= 1e-3 * hm * km;
         if !degenerate {
             return None;
         }
@@ -260,6 +265,61 @@ impl Problem {
             }
         }
         out
+    }
+
+    /// A witness at time `t`: the `(u, v)` nearest to a zero of `F(t, ·, ·)` (least squares,
+    /// then moved into the domain) and the rigorous upper bound of `|F|∞` there, rounding
+    /// included (evaluated like a box corner, so within `eps` per axis).
+    fn witness_at(&self, t: f64) -> ([f64; 3], f64) {
+        let [g, h, k] = self.ghk(t);
+        let (hh, kk, hk) = (h.dot(h), k.dot(k), h.dot(k));
+        let (hg, kg) = (h.dot(g), k.dot(g));
+        let det = hh * kk - hk * hk;
+        let (mut u, mut v) = if det > 1e-12 * hh * kk && det.is_finite() {
+            ((hk * kg - kk * hg) / det, (hk * hg - hh * kg) / det)
+        } else if hh >= kk && hh > 0.0 {
+            (-hg / hh, 0.0)
+        } else if kk > 0.0 {
+            (0.0, -kg / kk)
+        } else {
+            (0.0, 0.0)
+        };
+        let unit = |x: f64| if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) };
+        (u, v) = (unit(u), unit(v));
+        if self.kind == Kind::VertexFace {
+            if u + v > 1.0 {
+                (u, v) = (unit(u / (u + v)), unit(v / (u + v)));
+            }
+            // `u + v ≤ 1` exactly (the witness must lie in the domain): `v ≤ 1 - u` rounded
+            // down (`1 - u` errs by at most half an ulp, so one step down is enough).
+            let exceeds = |v: f64| {
+                let (s, e) = super::exact::two_sum(u, v);
+                s > 1.0 || (s == 1.0 && e > 0.0)
+            };
+            if exceeds(v) {
+                let mut r = 1.0 - u;
+                if r > 0.0 && exceeds(r) {
+                    r = f64::from_bits(r.to_bits() - 1);
+                }
+                v = r;
+            }
+        }
+        let f = g + h * u + k * v;
+        ([t, u, v], (f.abs() + self.eps).max_element())
+    }
+
+    /// The coplanarity cubic `det(g, h, k)` over `[t0, t1]` ([`coplanar`]): free (one strict
+    /// sign, certified: no contact in that time interval), flat or open. Only meaningful
+    /// without a minimum separation. `g, h, k` from [`Problem::ghk`] err by ≤ 12 u `m_k` per component
+    /// (see [`error_bound`]); 16 u `max m` (+ underflow) is the input error passed on.
+    fn coplanar(&self, t: [f64; 2]) -> coplanar::Cubic {
+        let (x0, x1) = (self.ghk(t[0]), self.ghk(t[1]));
+        let a = [0, 1, 2].map(|i| x0[i].abs().max(x1[i].abs()).max_element());
+        let delta = 16.0 * U * self.m.max_element() + f64::MIN_POSITIVE;
+        coplanar::classify(
+            coplanar::bernstein_dets(&x0, &x1),
+            coplanar::dets_error(a, delta),
+        )
     }
 
     /// Whether the widened range of `F` over `b` may hold a point within the minimum separation
@@ -404,19 +464,51 @@ fn undecided(b: &Box3, best: &Witness) -> Option<Toi> {
 }
 
 /// Runs the bisection; `None` when the whole domain is certified contact-free.
+///
+/// Without a minimum separation the search runs only over the time intervals where the
+/// coplanarity cubic may vanish ([`coplanar::candidate_times`]), one after the other.
 pub(crate) fn solve(p: &Problem, opts: &CcdOptions) -> Option<Toi> {
     let mut best = Witness {
         sep: f64::INFINITY,
         at: [0.0; 3],
     };
-    let root = evaluate(p, [0.0, 1.0], [0.0, 1.0], [0.0, 1.0], 0, &mut best)?;
+    // Most queries end here, before any root isolation.
+    evaluate(p, [0.0, 1.0], [0.0, 1.0], [0.0, 1.0], 0, &mut best)?;
+    let mut checks = 1usize;
+    let ranges = if p.sep == 0.0 {
+        coplanar::candidate_times(|t| p.coplanar(t), ISOLATION_BUDGET)
+    } else {
+        vec![[0.0, 1.0]]
+    };
+    for t in ranges {
+        let r = solve_range(p, opts, t, &mut checks, &mut best);
+        if r.is_some() {
+            return r;
+        }
+    }
+    None
+}
+
+/// Calls of the coplanarity test per query in the root isolation.
+const ISOLATION_BUDGET: usize = 128;
+
+/// The bisection over `[t0, t1] × [0, 1]²`, sharing the check count and the best witness
+/// with the other intervals of the query.
+fn solve_range(
+    p: &Problem,
+    opts: &CcdOptions,
+    t: [f64; 2],
+    checks: &mut usize,
+    best: &mut Witness,
+) -> Option<Toi> {
+    let root = evaluate(p, t, [0.0, 1.0], [0.0, 1.0], 0, best)?;
     let tol = opts.tolerance.max(0.0) + 2.0 * p.eps.max_element();
     // A corner witness this close certifies a contact as an accepted box does.
     let near = tol + p.sep;
     let min_width = 0.5f64.powi(MAX_DEPTH as i32);
     let mut heap = BinaryHeap::new();
     heap.push(root);
-    let mut checks = 1usize;
+    *checks += 1;
     while let Some(b) = heap.pop() {
         // The image is within the tolerance on every axis: an (approximate) contact.
         let small = (b.hi - b.lo).max_element() <= tol;
@@ -442,8 +534,23 @@ pub(crate) fn solve(p: &Problem, opts: &CcdOptions) -> Option<Toi> {
                 witness: [b.t[0], b.u[0], b.v[0]],
             });
         }
-        if checks >= opts.max_checks {
-            return undecided(&b, &best);
+        // The nearest point at the box's start: a contact as soon as it is close enough.
+        let (at, sep) = p.witness_at(b.t[0]);
+        if sep < best.sep {
+            best.sep = sep;
+            best.at = at;
+        }
+        if sep <= near {
+            return Some(Toi {
+                t_lo: b.t[0],
+                t_hi: b.t[0],
+                status: CcdStatus::Contact,
+                separation: sep,
+                witness: at,
+            });
+        }
+        if *checks >= opts.max_checks {
+            return undecided(&b, best);
         }
         // Split the dimension whose image is widest (t when only time is too coarse).
         let wts = p
@@ -462,7 +569,7 @@ pub(crate) fn solve(p: &Problem, opts: &CcdOptions) -> Option<Toi> {
         }
         if dim == usize::MAX {
             // Nothing left to split: undecided (conservatively a contact).
-            return undecided(&b, &best);
+            return undecided(&b, best);
         }
         let (mut ta, mut tb, mut ua, mut ub, mut va, mut vb) = (b.t, b.t, b.u, b.u, b.v, b.v);
         let (x, y) = match dim {
@@ -474,8 +581,8 @@ pub(crate) fn solve(p: &Problem, opts: &CcdOptions) -> Option<Toi> {
         x[1] = mid;
         y[0] = mid;
         for (t, u, v) in [(ta, ua, va), (tb, ub, vb)] {
-            checks += 1;
-            if let Some(c) = evaluate(p, t, u, v, b.depth + 1, &mut best) {
+            *checks += 1;
+            if let Some(c) = evaluate(p, t, u, v, b.depth + 1, best) {
                 heap.push(c);
             }
         }

@@ -7,12 +7,18 @@
 //!   ([`CcdStatus`]): a certified contact (a witness `(t, u, v)` within the tolerance), or
 //!   undecided (the check budget ran out), with an upper bound on the separation; `None` is a
 //!   certified no-contact. [`CcdOptions::undecided`] chooses what happens to undecided tests.
+//!   The bisection runs only where the coplanarity cubic may vanish (`coplanar`), and a face
+//!   that stays collinear over the step (certified exactly, `exact`) is decided as three
+//!   vertex–edge tests (`degenerate`).
 //! * Mesh CCD between two frames ([`mesh`]): swept boxes → LBVH → BVTT → candidate face pairs
 //!   (adjacent ones included) → [`ccd_candidates`] ([`candidates`]): the 15 elementary tests per
 //!   face pair behind certified filters, each feature pair run once (feature ownership). The
 //!   GPU backend runs the same [`ccd_candidates`] after its own traversal.
 
 pub mod candidates;
+mod coplanar;
+mod degenerate;
+mod exact;
 mod filter;
 pub mod inclusion;
 pub mod mesh;
@@ -243,6 +249,9 @@ pub(crate) fn vertex_face_unchecked(
     end: [DVec3; 4],
     opts: &CcdOptions,
 ) -> Option<Toi> {
+    if degenerate::face_always_collinear(&start, &end) {
+        return degenerate::vertex_face_collinear(start, end, opts);
+    }
     let p = inclusion::Problem::vertex_face(start, end, opts.min_separation);
     solve_with_policy(&p, opts)
 }

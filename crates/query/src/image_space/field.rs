@@ -1,13 +1,14 @@
 //! The distance field of one closed mesh over a box of lattice cells (§5.2) and its gradient
 //! (§5.3): per sample the exact unsigned distance to the surface through the world tree (the
 //! brute-force minimum over all faces, so the error is zero up to the rounding of
-//! `point_triangle_distance`), the closest point and face, signed by the exact inside test.
+//! `point_triangle_distance`; block by block, `depth.rs`), the closest point and face, signed by
+//! the exact inside test.
 
 use glam::DVec3;
 use rayon::prelude::*;
 
 use super::column::{ColumnScratch, ColumnTile};
-use super::intersect::surface_point;
+use super::depth::{surface_points, DepthScratch, Surface};
 use super::lattice::{cell_order, jobs, CellBox, Lattice};
 use super::{check_cells, prepare, ImageSpaceError, ImageSpaceOptions};
 use crate::collide::{CollisionObject, Side};
@@ -91,31 +92,40 @@ pub fn distance_field(
     let mut samples: Vec<DistanceSample> = if cells.count() == 0 {
         Vec::new()
     } else {
+        let sf = Surface::new(&w);
         jobs(&[cells], options.tile)
             .par_iter()
             .flat_map_iter(|job| {
                 let t = ColumnTile::new(&w, lattice, job.k, &job.tile);
-                let (mut col, mut scratch, mut stack) =
-                    (Vec::new(), ColumnScratch::default(), Vec::new());
+                let (mut col, mut scratch) = (Vec::new(), ColumnScratch::default());
                 let mut out = Vec::new();
-                let mut seed = [0u32];
+                let mut cells = Vec::new();
                 for (cu, cv) in job.columns() {
                     t.column(cu, cv, &mut col, &mut scratch);
                     for (i, s) in col.iter().enumerate() {
                         let cell = job.cell(cu, cv, i);
-                        let p = lattice.center(cell);
-                        let q = surface_point(&w, p, &seed, &mut stack);
-                        seed = [q.face];
+                        cells.push(cell);
                         out.push(DistanceSample {
                             cell,
-                            position: p,
+                            position: lattice.center(cell),
                             winding: s.winding,
                             on_surface: s.surface,
-                            distance: q.distance,
-                            closest: q.point,
-                            face: q.face,
+                            distance: f64::NAN,
+                            closest: DVec3::NAN,
+                            face: u32::MAX,
                         });
                     }
+                }
+                let mut near = Vec::new();
+                surface_points(
+                    &sf,
+                    lattice,
+                    &cells,
+                    &mut DepthScratch::default(),
+                    &mut near,
+                );
+                for (s, q) in out.iter_mut().zip(&near) {
+                    (s.distance, s.closest, s.face) = (q.distance, q.point, q.face);
                 }
                 out
             })

@@ -7,6 +7,7 @@ use rayon::prelude::*;
 
 use super::column::{ColumnScratch, ColumnTile, Sample};
 use super::contact::{contacts, Contact};
+use super::depth::{surface_points, DepthScratch, Surface};
 use super::lattice::{cell_order, jobs, merge_disjoint, CellBox, Job, Lattice};
 use super::{
     check_cells, prepare, region, ImageSpaceError, ImageSpaceOptions, SAMPLE_INSIDE, SAMPLE_NEAR,
@@ -146,13 +147,57 @@ pub(crate) fn surface_point(
     }
 }
 
-fn run_tile(wa: &World<'_>, wb: &World<'_>, lattice: &Lattice, job: &Job, depths: bool) -> Part {
+/// Reusable buffers of the per-sample depths of a tile.
+#[derive(Default)]
+struct DepthBuffers {
+    scratch: DepthScratch,
+    cells: Vec<[u32; 3]>,
+    near: Vec<SurfacePoint>,
+}
+
+impl DepthBuffers {
+    /// Fills in the nearest points of both surfaces of `samples` (block by block, `depth.rs`).
+    fn fill(
+        &mut self,
+        [wa, wb]: &[Surface<'_, '_>; 2],
+        lattice: &Lattice,
+        samples: &mut [IntersectionSample],
+    ) {
+        self.cells.clear();
+        self.cells.extend(samples.iter().map(|s| s.cell));
+        surface_points(wa, lattice, &self.cells, &mut self.scratch, &mut self.near);
+        for (s, q) in samples.iter_mut().zip(&self.near) {
+            s.a = *q;
+        }
+        surface_points(wb, lattice, &self.cells, &mut self.scratch, &mut self.near);
+        for (s, q) in samples.iter_mut().zip(&self.near) {
+            s.b = *q;
+        }
+    }
+}
+
+/// The surfaces of both meshes for the depths, when asked and when there is a tile.
+fn surfaces<'w, 'a>(
+    wa: &'w World<'a>,
+    wb: &'w World<'a>,
+    depths: bool,
+    jobs: &[Job],
+) -> Option<[Surface<'w, 'a>; 2]> {
+    (depths && !jobs.is_empty()).then(|| [Surface::new(wa), Surface::new(wb)])
+}
+
+fn run_tile(
+    wa: &World<'_>,
+    wb: &World<'_>,
+    lattice: &Lattice,
+    job: &Job,
+    depths: Option<&[Surface<'_, '_>; 2]>,
+) -> Part {
     let ta = ColumnTile::new(wa, lattice, job.k, &job.tile);
     let tb = ColumnTile::new(wb, lattice, job.k, &job.tile);
     let (mut ca, mut cb) = (Vec::<Sample>::new(), Vec::<Sample>::new());
     let (mut codes_a, mut codes_b) = (Vec::<u8>::new(), Vec::<u8>::new());
     let mut scratch = ColumnScratch::default();
-    let mut stack = Vec::new();
     let mut part = Part::default();
     for (cu, cv) in job.columns() {
         ta.column(cu, cv, &mut ca, &mut scratch);
@@ -168,7 +213,10 @@ fn run_tile(wa: &World<'_>, wb: &World<'_>, lattice: &Lattice, job: &Job, depths
             a: &codes_a,
             b: &codes_b,
         };
-        col.accumulate(wa, wb, lattice, depths, &mut part, &mut stack);
+        col.accumulate(lattice, depths.is_some(), &mut part);
+    }
+    if let Some(sf) = depths {
+        DepthBuffers::default().fill(sf, lattice, &mut part.samples);
     }
     part
 }
@@ -183,19 +231,14 @@ struct Column<'c> {
 }
 
 impl Column<'_> {
-    /// Adds the column's intersection samples (with their depths when asked) and uncertain
-    /// cells to `part`.
-    fn accumulate(
-        &self,
-        wa: &World<'_>,
-        wb: &World<'_>,
-        lattice: &Lattice,
-        depths: bool,
-        part: &mut Part,
-        stack: &mut Vec<(u32, f64)>,
-    ) {
-        // The previous sample's nearest faces seed the next one's search (coherence).
-        let mut seeds: Option<[u32; 2]> = None;
+    /// Adds the column's intersection samples (when depths are asked; their surface points
+    /// are filled in later, [`DepthBuffers::fill`]) and uncertain cells to `part`.
+    fn accumulate(&self, lattice: &Lattice, depths: bool, part: &mut Part) {
+        const UNSET: SurfacePoint = SurfacePoint {
+            distance: f64::NAN,
+            point: DVec3::NAN,
+            face: u32::MAX,
+        };
         for (i, (&sa, &sb)) in self.a.iter().zip(self.b).enumerate() {
             let (in_a, in_b) = (sa & SAMPLE_INSIDE != 0, sb & SAMPLE_INSIDE != 0);
             let (near_a, near_b) = (sa & SAMPLE_NEAR != 0, sb & SAMPLE_NEAR != 0);
@@ -210,20 +253,12 @@ impl Column<'_> {
             part.count += 1;
             if depths {
                 let cell = self.job.cell(self.cu, self.cv, i);
-                let p = lattice.center(cell);
-                let (sa, sb) = match seeds {
-                    Some([fa, fb]) => (&[fa][..], &[fb][..]),
-                    None => (&[][..], &[][..]),
-                };
-                let a = surface_point(wa, p, sa, stack);
-                let b = surface_point(wb, p, sb, stack);
-                seeds = Some([a.face, b.face]);
                 part.samples.push(IntersectionSample {
                     cell,
-                    position: p,
+                    position: lattice.center(cell),
                     region: self.job.region,
-                    a,
-                    b,
+                    a: UNSET,
+                    b: UNSET,
                 });
             }
         }
@@ -254,10 +289,11 @@ pub(crate) fn intersect_worlds(
     options: &ImageSpaceOptions,
 ) -> Result<Intersection, ImageSpaceError> {
     let plan = Plan::new(wa, wb, h, options)?;
+    let sf = surfaces(wa, wb, options.depths, &plan.jobs);
     let parts: Vec<Part> = plan
         .jobs
         .par_iter()
-        .map(|job| run_tile(wa, wb, &plan.lattice, job, options.depths))
+        .map(|job| run_tile(wa, wb, &plan.lattice, job, sf.as_ref()))
         .collect();
     Ok(plan.assemble(parts))
 }
@@ -495,7 +531,8 @@ impl<'a> IntersectionSweep<'a> {
         }
         let (wa, wb) = (&self.wa, &self.wb);
         let lattice = self.plan.lattice;
-        let depths = self.depths;
+        let sf = surfaces(wa, wb, self.depths, &self.plan.jobs);
+        let depths = sf.as_ref();
         let done: Vec<(Part, u64)> = self
             .plan
             .jobs
@@ -510,7 +547,6 @@ impl<'a> IntersectionSweep<'a> {
                 let mut exact: [Vec<u8>; 2] = [Vec::new(), Vec::new()];
                 let mut col = Vec::new();
                 let mut scratch = ColumnScratch::default();
-                let mut stack = Vec::new();
                 let mut part = Part::default();
                 let mut host = 0u64;
                 for (c, (cu, cv)) in job.columns().enumerate() {
@@ -538,7 +574,10 @@ impl<'a> IntersectionSweep<'a> {
                         a: sides[0],
                         b: sides[1],
                     };
-                    column.accumulate(wa, wb, &lattice, depths, &mut part, &mut stack);
+                    column.accumulate(&lattice, depths.is_some(), &mut part);
+                }
+                if let Some(sf) = depths {
+                    DepthBuffers::default().fill(sf, &lattice, &mut part.samples);
                 }
                 (part, host)
             })

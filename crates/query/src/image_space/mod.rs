@@ -59,6 +59,7 @@
 
 mod column;
 mod contact;
+mod depth;
 mod field;
 mod intersect;
 mod lattice;

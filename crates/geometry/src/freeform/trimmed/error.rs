@@ -116,6 +116,14 @@ pub enum TrimError {
         /// The tolerance asked for.
         tolerance: f64,
     },
+    /// A new surface for a face whose parameter domain differs from the face's.
+    #[error("surface domain {got:?} differs from the face's domain {expected:?}")]
+    Domain {
+        /// The face's domain `[u0, u1, v0, v1]`.
+        expected: [f64; 4],
+        /// The new surface's domain.
+        got: [f64; 4],
+    },
     /// An error inside the face file `path`.
     #[error("{}: {source}", path.display())]
     InFile {

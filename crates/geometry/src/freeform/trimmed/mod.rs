@@ -157,6 +157,24 @@ impl TrimmedFace {
         Self::new(surface, vec![TrimLoop::polygon(LoopRole::Outer, &c)?])
     }
 
+    /// The same face on a moved surface (a deforming face's next frame): the loops and their
+    /// polygon are kept, so the surface must have the same parameter domain (else
+    /// [`TrimError::Domain`]).
+    pub fn with_surface(&self, surface: NurbsSurface) -> Result<Self, TrimError> {
+        let (d, e) = (self.domain(), surface.domain());
+        if [d.u0, d.u1, d.v0, d.v1] != [e.u0, e.u1, e.v0, e.v1] {
+            return Err(TrimError::Domain {
+                expected: [d.u0, d.u1, d.v0, d.v1],
+                got: [e.u0, e.u1, e.v0, e.v1],
+            });
+        }
+        Ok(Self {
+            surface,
+            loops: self.loops.clone(),
+            polygon: self.polygon.clone(),
+        })
+    }
+
     /// The surface.
     pub fn surface(&self) -> &NurbsSurface {
         &self.surface

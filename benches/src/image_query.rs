@@ -1,0 +1,254 @@
+//! Geometry-image targets (`image-collide`, `image-self-collide`) of scenes with trimmed NURBS
+//! objects: per frame the deforming faces get their control points (the update), then images,
+//! hierarchies and traversals are made (the query) on the CPU, at one world-space accuracy
+//! ε = [`IMAGE_EPSILON_REL`] × [`Scene::surface_size`].
+//!
+//! A collision pair samples only what can touch (§3 of Greß et al.): A's faces restricted to
+//! the overlap of the two objects' control boxes, B's to the overlap with A's image boxes.
+
+use std::time::Instant;
+
+use anyhow::{Context as _, Result};
+use gprox::bvh::aabb::Aabb;
+use gprox::geometry::freeform::TrimmedFace;
+use gprox::geometry::scene::{QueryKind, Scene, IMAGE_EPSILON_REL};
+use gprox::geometry::transform::Pose64;
+use gprox::query::geometry_image::resolution::world_box;
+use gprox::query::geometry_image::{
+    collide_models, self_collide_image, GeometryImage, HierarchyImage, Mode, TexelPair,
+};
+
+use crate::report::FrameRecord;
+use crate::run::{same_result, RunData, Target};
+use crate::stats::Summary;
+
+/// Whether `kind` is a geometry-image query.
+pub fn is_image(kind: &QueryKind) -> bool {
+    matches!(kind, QueryKind::ImageCollide | QueryKind::ImageSelfCollide)
+}
+
+/// The world-space accuracy of the image queries of `scene`.
+pub fn epsilon(scene: &Scene) -> f64 {
+    IMAGE_EPSILON_REL * scene.surface_size()
+}
+
+/// Whether a box holds no point (some axis inverted; an overlap of disjoint boxes).
+fn is_empty(b: &Aabb) -> bool {
+    (0..3).any(|k| b.min[k] > b.max[k])
+}
+
+fn overlap(a: &Aabb, b: &Aabb) -> Aabb {
+    Aabb {
+        min: std::array::from_fn(|k| a.min[k].max(b.min[k])),
+        max: std::array::from_fn(|k| a.max[k].min(b.max[k])),
+    }
+}
+
+/// The control box of every face under `pose`, and their union.
+fn boxes(faces: &[TrimmedFace], pose: &Pose64) -> (Vec<Aabb>, Aabb) {
+    let b: Vec<Aabb> = faces.iter().map(|f| world_box(f.surface(), pose)).collect();
+    let all = b.iter().fold(Aabb::EMPTY, |x, y| x.merge(y));
+    (b, all)
+}
+
+/// Images and hierarchies of the faces meeting `clip`, each restricted to it.
+fn clipped_images(
+    faces: &[TrimmedFace],
+    face_boxes: &[Aabb],
+    pose: &Pose64,
+    eps: f64,
+    clip: &Aabb,
+) -> Result<Vec<(GeometryImage, HierarchyImage)>> {
+    let mut out = Vec::new();
+    for (k, f) in faces.iter().enumerate() {
+        let c = overlap(&face_boxes[k], clip);
+        if is_empty(&c) {
+            continue;
+        }
+        if let Some(img) = GeometryImage::generate(k as u32, f, pose, eps, Some(&c))? {
+            let h = HierarchyImage::build(&img);
+            out.push((img, h));
+        }
+    }
+    Ok(out)
+}
+
+/// The approximate-mode quad pairs of two posed trimmed objects and the texels sampled.
+pub fn collide_pair(
+    a: (&[TrimmedFace], &Pose64),
+    b: (&[TrimmedFace], &Pose64),
+    eps: f64,
+) -> Result<(Vec<TexelPair>, usize)> {
+    let (ba, all_a) = boxes(a.0, a.1);
+    let (bb, all_b) = boxes(b.0, b.1);
+    let clip = overlap(&all_a, &all_b);
+    if is_empty(&clip) {
+        return Ok((Vec::new(), 0));
+    }
+    let ia = clipped_images(a.0, &ba, a.1, eps, &clip)?;
+    let roots = ia.iter().fold(Aabb::EMPTY, |x, (_, h)| x.merge(&h.root()));
+    let clip_b = overlap(&clip, &roots);
+    if is_empty(&clip_b) {
+        return Ok((Vec::new(), texels(&ia)));
+    }
+    let ib = clipped_images(b.0, &bb, b.1, eps, &clip_b)?;
+    let n = texels(&ia) + texels(&ib);
+    Ok((collide_models(&ia, &ib, Mode::Approximate), n))
+}
+
+fn texels(imgs: &[(GeometryImage, HierarchyImage)]) -> usize {
+    imgs.iter().map(|(i, _)| i.positions.len()).sum()
+}
+
+/// The exact-mode self-intersecting quad pairs of every face of a posed object (normal test
+/// on) and the texels sampled.
+pub fn self_collide(
+    faces: &[TrimmedFace],
+    pose: &Pose64,
+    eps: f64,
+) -> Result<(Vec<TexelPair>, usize)> {
+    let mut out = Vec::new();
+    let mut n = 0;
+    for (k, f) in faces.iter().enumerate() {
+        let Some(img) = GeometryImage::generate(k as u32, f, pose, eps, None)? else {
+            continue;
+        };
+        let h = HierarchyImage::build_with_signs(&img);
+        n += img.positions.len();
+        out.extend(self_collide_image(&img, &h, Mode::Exact, true));
+    }
+    out.sort_unstable();
+    Ok((out, n))
+}
+
+fn fnv(h: u64, x: u64) -> u64 {
+    (h ^ x).wrapping_mul(0x100_0000_01b3)
+}
+
+fn hash_pairs(mut h: u64, a: usize, b: usize, pairs: &[TexelPair]) -> u64 {
+    if pairs.is_empty() {
+        return h;
+    }
+    h = fnv(h, ((a as u64) << 32) | b as u64);
+    for p in pairs {
+        h = fnv(h, (u64::from(p.face_a) << 32) | u64::from(p.face_b));
+        h = fnv(h, (u64::from(p.quad_a[0]) << 32) | u64::from(p.quad_a[1]));
+        h = fnv(h, (u64::from(p.quad_b[0]) << 32) | u64::from(p.quad_b[1]));
+    }
+    h
+}
+
+/// One frame's query on the faces of every object (`faces[o]`, empty for objects the target
+/// does not use): the record, the result hash and the texels sampled.
+fn frame(
+    scene: &Scene,
+    target: &Target,
+    f: usize,
+    faces: &[Vec<TrimmedFace>],
+    eps: f64,
+) -> Result<(FrameRecord, u64, usize)> {
+    let mut hash = 0xcbf2_9ce4_8422_2325;
+    let (mut count, mut texels) = (0u64, 0usize);
+    let mut hit_pairs = Vec::new();
+    if let Some(o) = target.object {
+        let (pairs, n) = self_collide(&faces[o], &scene.pose64(f, o), eps)?;
+        hash = hash_pairs(hash, o, o, &pairs);
+        count = pairs.len() as u64;
+        texels = n;
+    } else {
+        for &[a, b] in &target.pairs {
+            let (pa, pb) = (scene.pose64(f, a), scene.pose64(f, b));
+            let (pairs, n) = collide_pair((&faces[a], &pa), (&faces[b], &pb), eps)?;
+            hash = hash_pairs(hash, a, b, &pairs);
+            count += pairs.len() as u64;
+            texels += n;
+            if !pairs.is_empty() {
+                hit_pairs.push([a as u32, b as u32]);
+            }
+        }
+    }
+    let rec = FrameRecord {
+        frame: f,
+        count: Some(count),
+        collide: Some(count > 0),
+        object_pairs: target.all_pairs.then_some(hit_pairs),
+        ..Default::default()
+    };
+    Ok((rec, hash, texels))
+}
+
+/// Runs an image target over `frames` with `repeats` repetitions of every frame's update and
+/// query (the build is the reading of the rest faces); `tick` is called once per frame.
+/// `RunData::triangles` holds the most texels one frame sampled.
+pub fn run_image_target(
+    scene: &Scene,
+    target: &Target,
+    frames: &[usize],
+    repeats: usize,
+    mut tick: impl FnMut(),
+) -> Result<RunData> {
+    let repeats = repeats.max(1);
+    let eps = epsilon(scene);
+    let mut used: Vec<usize> = target.pairs.iter().flatten().copied().collect();
+    used.extend(target.object);
+    let mut faces: Vec<Vec<TrimmedFace>> = vec![Vec::new(); scene.object_count()];
+    let mut build_ms = Vec::with_capacity(repeats);
+    for _ in 0..repeats {
+        let t = Instant::now();
+        for &o in &used {
+            let s = scene.surfaces(o).with_context(|| {
+                format!("object `{}` has no trimmed faces", scene.objects()[o].name)
+            })?;
+            faces[o] = s.faces().to_vec();
+        }
+        build_ms.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    let (mut out, mut hashes, mut most) = (Vec::new(), Vec::new(), 0);
+    for &f in frames {
+        let mut update = Vec::with_capacity(repeats);
+        for _ in 0..repeats {
+            let t = Instant::now();
+            for &o in &used {
+                let s = scene.surfaces(o).context("surface object")?;
+                if s.is_deforming() {
+                    faces[o] = s.faces_at(f)?;
+                }
+            }
+            update.push(t.elapsed().as_secs_f64() * 1e3);
+        }
+        let mut times = Vec::with_capacity(repeats);
+        let mut result: Option<(FrameRecord, u64, usize)> = None;
+        for _ in 0..repeats {
+            let t = Instant::now();
+            let r = frame(scene, target, f, &faces, eps)?;
+            times.push(t.elapsed().as_secs_f64() * 1e3);
+            if let Some((prev, _, _)) = &result {
+                anyhow::ensure!(
+                    same_result(prev, &r.0),
+                    "{} {} frame {f}: repeated query gave a different result",
+                    scene.name(),
+                    target.label
+                );
+            }
+            result = Some(r);
+        }
+        let (rec, hash, texels) = result.context("no repetition ran")?;
+        most = most.max(texels);
+        let q = Summary::of(&times);
+        out.push(FrameRecord {
+            update_ms: Summary::of(&update).median,
+            query_ms: q.median,
+            query_wall_ms: q.median,
+            query_noise_pct: q.noise_pct,
+            ..rec
+        });
+        hashes.push(hash);
+        tick();
+    }
+    Ok(RunData {
+        build_ms,
+        frames: out,
+        pair_hashes: hashes,
+        triangles: most,
+    })
+}

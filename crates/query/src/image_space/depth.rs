@@ -1,0 +1,283 @@
+//! Exact nearest surface points of many lattice samples at once (the per-sample depths of
+//! §5.4 and the distance field of §5.2), block by block.
+//!
+//! A search per sample through the world tree is slow deep inside a solid: the boxes of the
+//! tree's inner nodes all contain the sample, and a whole ring of faces lies at nearly the
+//! same distance. Lattice samples are close to each other, so the work is shared:
+//!
+//! 1. Samples are grouped into blocks of `BLOCK³` cells. The exact nearest distance `D` of the
+//!    centre `c` of a block's samples (one tree search) bounds every sample `p` of the block:
+//!    `dist(p) ≤ D + |p − c| ≤ D + r` (`r`: half the diagonal of the samples' box).
+//! 2. One walk of the tree gathers the block's candidates: every face whose box is within
+//!    `D + r` of the samples' box. The nearest face of every sample of the block is among
+//!    them; each keeps the unit normal and offset of its plane.
+//! 3. Per sample, in lattice order: the previous sample's face gives a first distance; the
+//!    distance to a candidate's plane, a lower bound of the distance to the face that costs one
+//!    dot product (a vectorised pass over all candidates), skips every face that cannot beat
+//!    it; the others get the exact [`point_triangle_distance`].
+//!
+//! Every bound is widened by a margin far above the rounding of the box, plane and triangle
+//! distances, so the result is exactly the brute-force minimum over all faces (smallest face
+//! id among equal distances), whatever the evaluation order.
+
+use glam::DVec3;
+use gprox_geometry::tri_distance::point_triangle_distance;
+use rayon::prelude::*;
+
+use super::intersect::SurfacePoint;
+use super::lattice::Lattice;
+use crate::world::World;
+
+/// Edge of a block, in cells.
+const BLOCK: u32 = 4;
+
+/// Relative margin of every pruning bound (in units of the coordinates' magnitude): far above
+/// the rounding of box, plane and point–triangle distances.
+const MARGIN: f64 = 1e-9;
+
+/// A triangle whose sine of the angle at its first corner is below this gets no plane bound
+/// (its normal is too uncertain); it is always evaluated exactly.
+const MIN_SINE: f64 = 1e-3;
+
+/// A world mesh with the lower-bound coefficients of every face ([`bounds`]), computed once
+/// per query.
+pub(crate) struct Surface<'w, 'a> {
+    world: &'w World<'a>,
+    bounds: Vec<[f64; 16]>,
+}
+
+impl<'w, 'a> Surface<'w, 'a> {
+    /// The coefficients of every face of `world`.
+    pub(crate) fn new(world: &'w World<'a>) -> Self {
+        let bounds = (0..world.faces.len() as u32)
+            .into_par_iter()
+            .map(|f| bounds(world.triangle(f)))
+            .collect();
+        Self { world, bounds }
+    }
+}
+
+/// Reusable buffers of [`surface_points`].
+#[derive(Default)]
+pub(crate) struct DepthScratch {
+    order: Vec<(u128, u32)>,
+    stack: Vec<(u32, f64)>,
+    walk: Vec<u32>,
+    faces: Vec<u32>,
+    /// Per candidate: its plane and its three edges' in-plane outward planes (unit normal
+    /// and offset each), structure of arrays.
+    planes: [Vec<f64>; 16],
+    bound: Vec<f64>,
+}
+
+/// The nearest point of `w`'s surface to the sample of every cell of `cells` (same order),
+/// written to `out` (cleared first).
+pub(crate) fn surface_points(
+    w: &Surface<'_, '_>,
+    lattice: &Lattice,
+    cells: &[[u32; 3]],
+    s: &mut DepthScratch,
+    out: &mut Vec<SurfacePoint>,
+) {
+    out.clear();
+    out.resize(
+        cells.len(),
+        SurfacePoint {
+            distance: f64::INFINITY,
+            point: DVec3::ZERO,
+            face: u32::MAX,
+        },
+    );
+    // Sample indices by block, then in lattice order inside the block (`z`, `y`, `x`).
+    let mut order = std::mem::take(&mut s.order);
+    order.clear();
+    order.extend(
+        cells
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| (block_key(c), i as u32)),
+    );
+    order.sort_unstable();
+    let mut seed: Option<u32> = None;
+    let mut at = 0;
+    while at < order.len() {
+        let key = order[at].0 >> 6;
+        let len = order[at..]
+            .iter()
+            .position(|&(k, _)| k >> 6 != key)
+            .unwrap_or(order.len() - at);
+        let idx = &order[at..at + len];
+        seed = Some(run_block(w, lattice, cells, idx, seed, s, out));
+        at += len;
+    }
+    s.order = order;
+}
+
+/// Sort key of a cell: its block (`z`, `y`, `x`), then its place in the block (`z`, `y`,
+/// `x`); `key >> 6` is the block.
+fn block_key(c: [u32; 3]) -> u128 {
+    let (b, r) = (
+        c.map(|x| u128::from(x / BLOCK)),
+        c.map(|x| u128::from(x % BLOCK)),
+    );
+    (b[2] << 70) | (b[1] << 40) | (b[0] << 10) | (r[2] << 4) | (r[1] << 2) | r[0]
+}
+
+/// The samples `idx` of one block; `seed` is a face near them. Returns the last sample's face.
+fn run_block(
+    sf: &Surface<'_, '_>,
+    lattice: &Lattice,
+    cells: &[[u32; 3]],
+    idx: &[(u128, u32)],
+    seed: Option<u32>,
+    s: &mut DepthScratch,
+    out: &mut [SurfacePoint],
+) -> u32 {
+    let (mut lo, mut hi) = (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY));
+    for &(_, i) in idx {
+        let p = lattice.center(cells[i as usize]);
+        lo = lo.min(p);
+        hi = hi.max(p);
+    }
+    let w = sf.world;
+    let c = 0.5 * (lo + hi);
+    let r = 0.5 * (hi - lo).length();
+    let seeds = seed.as_slice();
+    let centre = w.nearest(c, seeds, &mut s.stack);
+    let scale = w.magnitude + lo.abs().max(hi.abs()).max_element();
+    let reach = (centre.distance + r) * (1.0 + MARGIN) + MARGIN * scale;
+    // A face nearest to a sample p of the block has d(c) − r ≤ d(p) ≤ D + r: its bound at c
+    // is at most D + 2r.
+    let keep = (centre.distance + 2.0 * r) * (1.0 + MARGIN) + MARGIN * scale;
+    gather(sf, [lo, hi], reach, (c, keep * keep), s);
+    let mut last = centre.face;
+    for &(_, i) in idx {
+        let p = lattice.center(cells[i as usize]);
+        let best = nearest_among(w, p, last, scale, s);
+        last = best.face;
+        out[i as usize] = best;
+    }
+    last
+}
+
+/// Collects into `s` every face whose box is within `reach` of the box `[lo, hi]` and whose
+/// squared lower bound at `c` is at most `keep2`, with its bound coefficients.
+fn gather(
+    sf: &Surface<'_, '_>,
+    [lo, hi]: [DVec3; 2],
+    reach: f64,
+    (c, keep2): (DVec3, f64),
+    s: &mut DepthScratch,
+) {
+    let w = sf.world;
+    s.faces.clear();
+    s.planes.iter_mut().for_each(Vec::clear);
+    let cut = reach * reach;
+    let gap = |n: &crate::world::Node| {
+        let d = (n.lo - hi).max(lo - n.hi).max(DVec3::ZERO);
+        d.length_squared()
+    };
+    s.walk.clear();
+    s.walk.push(w.root());
+    while let Some(i) = s.walk.pop() {
+        let n = &w.nodes[i as usize];
+        if gap(n) > cut {
+            continue;
+        }
+        if !n.is_leaf() {
+            s.walk.push(n.right);
+            s.walk.push(n.left);
+            continue;
+        }
+        let b = &sf.bounds[n.left as usize];
+        if lower_bound2(b, c) > keep2 {
+            continue;
+        }
+        s.faces.push(n.left);
+        for (k, &x) in b.iter().enumerate() {
+            s.planes[k].push(x);
+        }
+    }
+}
+
+/// The squared lower bound of [`bounds`] at `p`.
+#[inline]
+fn lower_bound2(b: &[f64; 16], p: DVec3) -> f64 {
+    let dot = |k: usize| b[k] * p.x + b[k + 1] * p.y + b[k + 2] * p.z - b[k + 3];
+    let (h, e) = (dot(0), dot(4).max(dot(8)).max(dot(12)).max(0.0));
+    h * h + e * e
+}
+
+/// Coefficients of the lower bound of the distance from a point to the triangle `[a, b, c]`:
+/// its plane `(n, o)` and, for each edge, the plane through the edge perpendicular to the
+/// triangle, facing out (`(m, o)`); the distance is at least
+/// `√((n·p − o)² + max(0, max_e (m_e·p − o_e))²)`. All zero (no bound) for a sliver.
+fn bounds([a, b, c]: [DVec3; 3]) -> [f64; 16] {
+    let (e1, e2) = (b - a, c - a);
+    let m = e1.cross(e2);
+    let len = m.length();
+    let mut out = [0.0; 16];
+    if !(len.is_finite() && len > MIN_SINE * e1.length() * e2.length()) {
+        return out;
+    }
+    let n = m / len;
+    out[..4].copy_from_slice(&[n.x, n.y, n.z, n.dot(a)]);
+    // Edge `from -> to` of a counter-clockwise triangle (about n): outward is `edge × n`.
+    for (k, (from, to)) in [(a, b), (b, c), (c, a)].into_iter().enumerate() {
+        let out_dir = (to - from).cross(n).normalize_or_zero();
+        out[4 + 4 * k..8 + 4 * k].copy_from_slice(&[
+            out_dir.x,
+            out_dir.y,
+            out_dir.z,
+            out_dir.dot(from),
+        ]);
+    }
+    out
+}
+
+/// The nearest of the gathered faces to `p` (the minimum over all faces, see the module
+/// docs), starting from face `warm`.
+fn nearest_among(
+    w: &World<'_>,
+    p: DVec3,
+    warm: u32,
+    scale: f64,
+    s: &mut DepthScratch,
+) -> SurfacePoint {
+    let (d, q) = point_triangle_distance(p, &w.triangle(warm));
+    let mut best = SurfacePoint {
+        distance: d,
+        point: q,
+        face: warm,
+    };
+    let margin = MARGIN * scale;
+    // Lower bounds of the candidates' distances (squared; see `bounds`), in one pass the
+    // compiler vectorises.
+    let n = s.faces.len();
+    let pl: [&[f64]; 16] = std::array::from_fn(|k| &s.planes[k][..n]);
+    s.bound.clear();
+    s.bound.resize(n, 0.0);
+    let bound = &mut s.bound[..n];
+    for j in 0..n {
+        let dot =
+            |k: usize| pl[k][j] * p.x + pl[k + 1][j] * p.y + pl[k + 2][j] * p.z - pl[k + 3][j];
+        let (h, e) = (dot(0), dot(4).max(dot(8)).max(dot(12)).max(0.0));
+        bound[j] = h * h + e * e;
+    }
+    let mut cut = (best.distance + margin).powi(2);
+    for (&f, &lb) in s.faces.iter().zip(&s.bound) {
+        if lb > cut || f == best.face {
+            continue;
+        }
+        let (d, q) = point_triangle_distance(p, &w.triangle(f));
+        if d < best.distance || (d == best.distance && f < best.face) {
+            best = SurfacePoint {
+                distance: d,
+                point: q,
+                face: f,
+            };
+            cut = (d + margin).powi(2);
+        }
+    }
+    best
+}
