@@ -13,7 +13,8 @@
 #   - the CLI                           cargo build --release --bin gprox
 # strips them and packs them into target/gpu-bundle/payload.tar.gz (gzip: the stripped binaries
 # are ~33 MB raw, ~14 MB packed, which leaves room for scenes), next to run.sh and BUILD-INFO.
-# The bundle must stay under 40 MB (checked; the size is printed). Test binaries built from
+# The bundle must stay under 56 MB (checked; the size is printed): a device call carries at most
+# 64 MiB, the working tree included. Test binaries built from
 # sources git does not track (scratch files) are left out, with a note.
 # --with-scenes DIR also packs the scene folder DIR as scenes/ (and DIR/../results, the harness's
 # reference answers, as results/ when it exists). All of ../shared/peers/scenes is ~11 MB packed.
@@ -45,7 +46,7 @@ if [ -n "$scenes" ] && [ ! -d "$scenes" ]; then
   echo "--with-scenes: $scenes is not a folder" >&2; exit 2
 fi
 
-max_bytes=40000000
+max_bytes=56000000
 bundle="$root/target/gpu-bundle"
 stage="$root/target/gpu-bundle.stage"
 export CARGO_TERM_COLOR=never

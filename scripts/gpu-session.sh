@@ -11,21 +11,30 @@
 #
 #   scripts/gpu-session.sh [SCENE ...]     (default: the built-in scenes and the shared ones)
 # Knobs: GPROX_TEST_BUDGET (seconds for tests + cli, default 300), GPROX_SCENE_LIMIT (seconds per
-# scene, default 45), GPROX_BENCH_ARGS (extra harness options).
+# scene, default 45), GPROX_EXTRA_LIMIT (seconds per extra, default 90), GPROX_BENCH_ARGS (extra
+# harness options).
 set -u
 here="$(cd "$(dirname "$0")/.." && pwd)"
 bundle="$here/target/gpu-bundle"
 out="${OUT:-$PWD/out}"
 work="$(mktemp -d)"
 o="$work/out"
-mkdir -p "$o/bench" "$work/p"
+mkdir -p "$o/bench" "$work/p" "$out"
+# summary.txt and reports.md are written to $OUT as the steps finish, so a session cut short
+# still brings back what it did.
+: >"$out/summary.txt"
+: >"$out/reports.md"
+note() { echo "$*"; echo "$*" >>"$o/summary.txt"; echo "$*" >>"$out/summary.txt"; }
+report() { cat >>"$out/reports.md"; }
 scenes=("$@")
 [ ${#scenes[@]} -gt 0 ] || scenes=(builtin-two-tori builtin-deforming-tori builtin-flag-balls
   two-tori-interlock nbody-spheres cloth-on-sphere bunny-pair-distance bumpy-pair-distance)
 
 OUT="$o" GPROX_STEP_TIMEOUT=90 GPROX_STEPS="tests cli" \
   timeout -k 10 "${GPROX_TEST_BUDGET:-300}" "$bundle/run.sh" >"$o/run.log" 2>&1
-echo "run.sh (tests, cli): rc $?" | tee -a "$o/summary.txt"
+rc=$?
+cat "$o/summary.txt" >>"$out/summary.txt"
+note "run.sh (tests, cli): rc $rc"
 
 tar -xzf "$bundle/payload.tar.gz" -C "$work/p"
 p="$work/p"
@@ -36,27 +45,24 @@ for s in "${scenes[@]}"; do
     --results "$p/results" --only "$s" --threads "1,$(nproc)" --parry-frames 0 \
     --lbvh-triangles 0 --out "$o/bench/$s" ${GPROX_BENCH_ARGS:-} >"$o/bench/$s.log" 2>&1
   rc=$?
-  echo "bench $s: rc $rc, $(( $(date +%s) - t0 )) s" | tee -a "$o/summary.txt"
+  note "bench $s: rc $rc, $(( $(date +%s) - t0 )) s"
   if [ -f "$o/bench/$s/report.md" ]; then
-    { echo; echo "# $s"; cat "$o/bench/$s/report.md"; } >>"$o/reports.md"
+    { echo; echo "# $s"; cat "$o/bench/$s/report.md"; } | report
   fi
 done
 # The bench binaries of the bundle's extras/ on the device: geometry images (#18) and the
-# image-space tolerance sweep (#16), each under the scene limit doubled.
+# image-space tolerance sweep (#16), each under GPROX_EXTRA_LIMIT seconds.
 extra() { # NAME ARGS...
   local name="$1" t0
   shift
-  [ -x "$p/extras/$name" ] || { echo "extra $name: not in the bundle" | tee -a "$o/summary.txt"; return; }
+  [ -x "$p/extras/$name" ] || { note "extra $name: not in the bundle"; return; }
   t0=$(date +%s)
-  (cd "$o" && timeout -k 5 $(( 2 * ${GPROX_SCENE_LIMIT:-45} )) "$p/extras/$name" "$@") \
+  (cd "$o" && timeout -k 5 "${GPROX_EXTRA_LIMIT:-90}" "$p/extras/$name" "$@") \
     >"$o/extra-$name.log" 2>&1
-  echo "extra $name $*: rc $?, $(( $(date +%s) - t0 )) s" | tee -a "$o/summary.txt"
-  { echo; echo "# $name $*"; echo '```'; cat "$o/extra-$name.log"; echo '```'; } >>"$o/reports.md"
+  note "extra $name $*: rc $?, $(( $(date +%s) - t0 )) s"
+  { echo; echo "# $name $*"; echo '```'; cat "$o/extra-$name.log"; echo '```'; } | report
 }
 extra geometry_images 40 --cuda
 extra penetration-field --backend cuda --repeats 3 --out "$o/penetration-field"
 
-mkdir -p "$out"
-cp "$o/summary.txt" "$out/"
-[ -f "$o/reports.md" ] && cp "$o/reports.md" "$out/"
 tar -czf "$out/out.tgz" -C "$o" .
