@@ -505,3 +505,22 @@ fn reused_buffers_and_rebuilds_match_fresh_runs() {
         assert_eq!(out, expect);
     }
 }
+
+/// The overlap of two boxes disjoint on one axis only is empty, whichever axis it is (the clip
+/// of `model_images` and the harness is such an overlap); overlapping boxes are not.
+#[test]
+fn overlap_of_disjoint_boxes_is_empty_on_any_axis() {
+    assert!(is_empty(&Aabb::EMPTY));
+    for k in 0..3 {
+        let a = Aabb {
+            min: [0.0; 3],
+            max: [1.0; 3],
+        };
+        let mut b = a;
+        b.min[k] = 2.0;
+        b.max[k] = 3.0;
+        assert!(is_empty(&intersect(&a, &b)), "axis {k}");
+        b.min[k] = 0.5;
+        assert!(!is_empty(&intersect(&a, &b)), "axis {k}");
+    }
+}
