@@ -350,7 +350,7 @@ impl Scene {
 
     /// The built-in geometry-image self-collision scene (like Fig. 6b of Greß et al. 2006): a
     /// trimmed NURBS sheet with a spline-shaped hole folding over itself, apart in frames
-    /// 0–13 (90°–170°), its flap passing through the sheet in frames 14–23; 24 frames, one
+    /// 0–13 (flat, then folding to 170°), its flap passing through the sheet in frames 14–23; 24 frames, one
     /// `image-self-collide` query on the sheet, with per-frame truth from a certified rule
     /// ([`builtin_fold::fold_self_contact`]).
     ///

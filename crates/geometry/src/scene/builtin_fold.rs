@@ -17,7 +17,7 @@ pub const FOLD_FRAMES: usize = 24;
 /// Arc length of the sheet's profile along u (before the fold the sheet is `FOLD_LENGTH` long).
 pub const FOLD_LENGTH: f64 = 1.6;
 /// Width of the sheet: y = `FOLD_WIDTH` v exactly.
-pub const FOLD_WIDTH: f64 = 0.5;
+pub const FOLD_WIDTH: f64 = 0.2;
 /// Arc length where the bend starts (the base `0 ≤ s ≤ FOLD_AT` stays on z = 0).
 const FOLD_AT: f64 = 0.8;
 /// Radius of the bend.
@@ -30,13 +30,13 @@ const MATERIAL_ROWS: f64 = 0.3;
 /// scene's ε; the base image then has quads on both sides of it).
 const BASE_INSET: f64 = 0.05;
 
-/// The fold angle of frame `f` in radians: 90°–170° over frames 0–13 (the flap rises over the
-/// base, no contact), 200°–215° over frames 14–23 (the flap passes through the base).
+/// The fold angle of frame `f` in radians: 0°–170° over frames 0–13 (flat, then the flap rises
+/// over the base; no contact), 200°–212° over frames 14–23 (the flap passes through the base).
 pub fn fold_angle(f: usize) -> f64 {
     let deg = if f < 14 {
-        90.0 + 80.0 * f as f64 / 13.0
+        170.0 * f as f64 / 13.0
     } else {
-        200.0 + 15.0 * (f - 14) as f64 / 9.0
+        200.0 + 12.0 * (f - 14) as f64 / 9.0
     };
     deg.to_radians()
 }
@@ -64,7 +64,7 @@ pub fn fold_face(phi: f64) -> TrimmedFace {
         let p = profile(FOLD_LENGTH * u, phi);
         DVec3::new(p.x, FOLD_WIDTH * v, p.y)
     });
-    let hole = blob_hole(DVec2::new(0.25, 0.65), 0.08, 0.5);
+    let hole = blob_hole(DVec2::new(0.25, 0.7), 0.06, 0.3);
     match TrimmedFace::new(s, vec![domain_loop(), hole]) {
         Ok(f) => f,
         Err(e) => unreachable!("valid sheet: {e}"),
@@ -243,8 +243,8 @@ pub(super) fn folding_sheet() -> Scene {
     let scene = Scene::from_parts(
         "builtin-folding-sheet",
         "Built-in (Greß et al. Fig. 6b): a trimmed NURBS sheet (40 x 4 bicubic net, a \
-         spline-shaped hole) folding over itself, 90 to 170 degrees in frames 0-13 (no contact), \
-         200 to 215 degrees in frames 14-23 (the flap passes through the sheet); 24 frames, \
+         spline-shaped hole) folding over itself, 0 to 170 degrees in frames 0-13 (no contact), \
+         200 to 212 degrees in frames 14-23 (the flap passes through the sheet); 24 frames, \
          image-self-collide at eps = 1e-3",
         frames,
         vec![mesh],

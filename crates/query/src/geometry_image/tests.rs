@@ -296,7 +296,7 @@ fn bad_accuracy_is_an_error() {
     ));
 }
 
-fn data_dir() -> Option<PathBuf> {
+pub(super) fn data_dir() -> Option<PathBuf> {
     let d = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/trimmed");
     d.join("pairs.json").is_file().then_some(d)
 }
@@ -322,13 +322,13 @@ fn pose(v: &serde_json::Value) -> Pose64 {
 }
 
 /// World control box of a whole model under a pose.
-fn model_box(faces: &[TrimmedFace], pose: &Pose64) -> Aabb {
+pub(super) fn model_box(faces: &[TrimmedFace], pose: &Pose64) -> Aabb {
     faces.iter().fold(Aabb::EMPTY, |b, f| {
         b.merge(&resolution::world_box(f.surface(), pose))
     })
 }
 
-fn intersect(a: &Aabb, b: &Aabb) -> Aabb {
+pub(super) fn intersect(a: &Aabb, b: &Aabb) -> Aabb {
     Aabb {
         min: std::array::from_fn(|k| a.min[k].max(b.min[k])),
         max: std::array::from_fn(|k| a.max[k].min(b.max[k])),
@@ -336,7 +336,7 @@ fn intersect(a: &Aabb, b: &Aabb) -> Aabb {
 }
 
 /// Images of every face of a model restricted to the overlap of the two models' boxes (§3).
-fn model_images(
+pub(super) fn model_images(
     faces: &[TrimmedFace],
     pose: &Pose64,
     eps: f64,
