@@ -93,12 +93,16 @@ fn hull_gap(a: &[DVec2], b: &[DVec2]) -> f64 {
     (0..180)
         .map(|k| {
             let d = DVec2::from_angle(k as f64 * std::f64::consts::PI / 180.0);
-            let (amin, amax) = a.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), p| {
-                (l.min(p.dot(d)), h.max(p.dot(d)))
-            });
-            let (bmin, bmax) = b.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), p| {
-                (l.min(p.dot(d)), h.max(p.dot(d)))
-            });
+            let (amin, amax) = a
+                .iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), p| {
+                    (l.min(p.dot(d)), h.max(p.dot(d)))
+                });
+            let (bmin, bmax) = b
+                .iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), p| {
+                    (l.min(p.dot(d)), h.max(p.dot(d)))
+                });
             (bmin - amax).max(amin - bmax)
         })
         .fold(f64::NEG_INFINITY, f64::max)
