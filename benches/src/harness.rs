@@ -28,7 +28,8 @@ pub struct Args {
     #[arg(long)]
     pub results: Option<PathBuf>,
     /// Only these scenes (comma separated names; `builtin-two-tori`,
-    /// `builtin-deforming-tori` and `builtin-flag-balls` are the built-in ones).
+    /// `builtin-deforming-tori`, `builtin-flag-balls` and `builtin-folding-sheet` are the
+    /// built-in ones).
     #[arg(long, value_delimiter = ',')]
     pub only: Vec<String>,
     /// Use the first N frames of every scene (default: all).
@@ -395,6 +396,7 @@ pub fn run_all(args: &Args) -> Result<bool> {
         sources.push(Err("builtin-two-tori"));
         sources.push(Err("builtin-deforming-tori"));
         sources.push(Err("builtin-flag-balls"));
+        sources.push(Err("builtin-folding-sheet"));
     }
     sources.extend(scene_dirs(&scenes_dir).into_iter().map(Ok));
     let wanted = |name: &str| args.only.is_empty() || args.only.iter().any(|o| o == name);
@@ -424,6 +426,7 @@ pub fn run_all(args: &Args) -> Result<bool> {
         let scene = match &src {
             Err("builtin-deforming-tori") => Scene::builtin_deforming_tori(),
             Err("builtin-flag-balls") => Scene::builtin_flag_balls(),
+            Err("builtin-folding-sheet") => Scene::builtin_folding_sheet(),
             Err(_) => Scene::builtin(),
             Ok(dir) => Scene::load(dir)?,
         };

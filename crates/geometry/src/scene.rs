@@ -19,6 +19,7 @@
 //! ```
 
 mod builtin;
+pub mod builtin_fold;
 pub mod builtin_trimmed;
 mod error;
 mod json;
@@ -345,6 +346,21 @@ impl Scene {
     /// ```
     pub fn builtin_flag_balls() -> Self {
         builtin_trimmed::flag_balls()
+    }
+
+    /// The built-in geometry-image self-collision scene (like Fig. 6b of Greß et al. 2006): a
+    /// trimmed NURBS sheet with a spline-shaped hole folding over itself, apart in frames
+    /// 0–13 (flat, then folding to 170°), its flap passing through the sheet in frames 14–23; 24 frames, one
+    /// `image-self-collide` query on the sheet, with per-frame truth from a certified rule
+    /// ([`builtin_fold::fold_self_contact`]).
+    ///
+    /// ```
+    /// let s = gprox_geometry::scene::Scene::builtin_folding_sheet();
+    /// assert_eq!((s.object_count(), s.frame_count()), (1, 24));
+    /// assert!(s.surfaces(0).unwrap().is_deforming());
+    /// ```
+    pub fn builtin_folding_sheet() -> Self {
+        builtin_fold::folding_sheet()
     }
 
     /// Assembles an in-memory scene (used by [`Scene::builtin`] and by generators).

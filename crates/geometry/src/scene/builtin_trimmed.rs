@@ -19,7 +19,7 @@ pub const FLAG_HEIGHT: f64 = 0.6;
 pub const BALL_RADIUS: f64 = 0.03;
 
 /// A uniform clamped knot vector of degree 3 with `n` control points.
-fn knots(n: usize) -> Vec<f64> {
+pub(super) fn knots(n: usize) -> Vec<f64> {
     let spans = n - 3;
     let mut k = vec![0.0; 4];
     k.extend((1..spans).map(|i| i as f64 / spans as f64));
@@ -29,7 +29,7 @@ fn knots(n: usize) -> Vec<f64> {
 
 /// Greville abscissae of [`knots`] (a cubic B-spline with control values f(g_i) reproduces
 /// linear f exactly).
-fn greville(n: usize) -> Vec<f64> {
+pub(super) fn greville(n: usize) -> Vec<f64> {
     let k = knots(n);
     (0..n)
         .map(|i| (k[i + 1] + k[i + 2] + k[i + 3]) / 3.0)
@@ -37,7 +37,7 @@ fn greville(n: usize) -> Vec<f64> {
 }
 
 /// A bicubic B-spline surface with an `n × m` net from `f(g_i, g_j)`.
-fn spline(n: usize, m: usize, f: impl Fn(f64, f64) -> DVec3) -> NurbsSurface {
+pub(super) fn spline(n: usize, m: usize, f: impl Fn(f64, f64) -> DVec3) -> NurbsSurface {
     let (gu, gv) = (greville(n), greville(m));
     let pts = gu
         .iter()
@@ -51,7 +51,7 @@ fn spline(n: usize, m: usize, f: impl Fn(f64, f64) -> DVec3) -> NurbsSurface {
 }
 
 /// The domain boundary `[0,1]²` as a counter-clockwise outer loop of four lines.
-fn domain_loop() -> TrimLoop {
+pub(super) fn domain_loop() -> TrimLoop {
     let c = [
         DVec2::new(0.0, 0.0),
         DVec2::new(1.0, 0.0),
@@ -82,7 +82,7 @@ fn line(a: DVec2, b: DVec2) -> TrimCurve {
 /// A closed cubic B-spline hole (clockwise) around `centre` in (u, v): control points at
 /// `centre + r(θ) (cos θ, sin θ / aspect)` with `r(θ) = radius (1 + 0.15 sin 3θ)`, the first
 /// repeated at the end.
-fn blob_hole(centre: DVec2, radius: f64, aspect: f64) -> TrimLoop {
+pub(super) fn blob_hole(centre: DVec2, radius: f64, aspect: f64) -> TrimLoop {
     let n = 10;
     let mut pts: Vec<DVec2> = (0..n)
         .map(|k| {
@@ -248,7 +248,7 @@ pub fn flag_ball_contact(
 }
 
 /// Row-major `[R | t]` of a translation.
-fn translation(t: DVec3) -> [f32; 12] {
+pub(super) fn translation(t: DVec3) -> [f32; 12] {
     let t = t.as_vec3();
     let r = Mat3::IDENTITY;
     let (x, y, z) = (r.row(0), r.row(1), r.row(2));

@@ -71,10 +71,11 @@ pub struct HierarchyImage {
     pub with_signs: bool,
 }
 
-/// Whether a box is empty (stencil 0).
+/// Whether a box holds no point: the hierarchy's empty box (stencil 0) or an overlap of two
+/// disjoint boxes, which can be inverted on any one axis.
 #[inline]
 pub fn is_empty(b: &Aabb) -> bool {
-    b.min[0] > b.max[0]
+    b.min[0] > b.max[0] || b.min[1] > b.max[1] || b.min[2] > b.max[2]
 }
 
 fn sign(x: f32) -> i8 {

@@ -77,4 +77,6 @@ pub enum GeometryImageError {
 }
 
 #[cfg(test)]
+mod scene_tests;
+#[cfg(test)]
 mod tests;

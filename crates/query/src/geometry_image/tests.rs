@@ -296,7 +296,7 @@ fn bad_accuracy_is_an_error() {
     ));
 }
 
-fn data_dir() -> Option<PathBuf> {
+pub(super) fn data_dir() -> Option<PathBuf> {
     let d = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/trimmed");
     d.join("pairs.json").is_file().then_some(d)
 }
@@ -322,13 +322,13 @@ fn pose(v: &serde_json::Value) -> Pose64 {
 }
 
 /// World control box of a whole model under a pose.
-fn model_box(faces: &[TrimmedFace], pose: &Pose64) -> Aabb {
+pub(super) fn model_box(faces: &[TrimmedFace], pose: &Pose64) -> Aabb {
     faces.iter().fold(Aabb::EMPTY, |b, f| {
         b.merge(&resolution::world_box(f.surface(), pose))
     })
 }
 
-fn intersect(a: &Aabb, b: &Aabb) -> Aabb {
+pub(super) fn intersect(a: &Aabb, b: &Aabb) -> Aabb {
     Aabb {
         min: std::array::from_fn(|k| a.min[k].max(b.min[k])),
         max: std::array::from_fn(|k| a.max[k].min(b.max[k])),
@@ -336,7 +336,7 @@ fn intersect(a: &Aabb, b: &Aabb) -> Aabb {
 }
 
 /// Images of every face of a model restricted to the overlap of the two models' boxes (§3).
-fn model_images(
+pub(super) fn model_images(
     faces: &[TrimmedFace],
     pose: &Pose64,
     eps: f64,
@@ -503,5 +503,24 @@ fn reused_buffers_and_rebuilds_match_fresh_runs() {
         let expect = brute(&a, &b, Mode::Approximate);
         assert!(!expect.is_empty());
         assert_eq!(out, expect);
+    }
+}
+
+/// The overlap of two boxes disjoint on one axis only is empty, whichever axis it is (the clip
+/// of `model_images` and the harness is such an overlap); overlapping boxes are not.
+#[test]
+fn overlap_of_disjoint_boxes_is_empty_on_any_axis() {
+    assert!(is_empty(&Aabb::EMPTY));
+    for k in 0..3 {
+        let a = Aabb {
+            min: [0.0; 3],
+            max: [1.0; 3],
+        };
+        let mut b = a;
+        b.min[k] = 2.0;
+        b.max[k] = 3.0;
+        assert!(is_empty(&intersect(&a, &b)), "axis {k}");
+        b.min[k] = 0.5;
+        assert!(!is_empty(&intersect(&a, &b)), "axis {k}");
     }
 }
