@@ -19,8 +19,7 @@ use gprox::query::geometry_image::{
 };
 
 use crate::report::FrameRecord;
-use crate::run::{same_result, RunData, Target};
-use crate::stats::Summary;
+use crate::run::{check_repeat, timed_record, RunData, Target};
 
 /// Whether `kind` is a geometry-image query.
 pub fn is_image(kind: &QueryKind) -> bool {
@@ -222,26 +221,14 @@ pub fn run_image_target(
             let t = Instant::now();
             let r = frame(scene, target, f, &faces, eps)?;
             times.push(t.elapsed().as_secs_f64() * 1e3);
-            if let Some((prev, _, _)) = &result {
-                anyhow::ensure!(
-                    same_result(prev, &r.0),
-                    "{} {} frame {f}: repeated query gave a different result",
-                    scene.name(),
-                    target.label
-                );
-            }
+            let prev = result.as_ref().map(|(prev, _, _)| prev);
+            check_repeat(prev, &r.0, scene, target, f)?;
             result = Some(r);
         }
         let (rec, hash, texels) = result.context("no repetition ran")?;
         most = most.max(texels);
-        let q = Summary::of(&times);
-        out.push(FrameRecord {
-            update_ms: Summary::of(&update).median,
-            query_ms: q.median,
-            query_wall_ms: q.median,
-            query_noise_pct: q.noise_pct,
-            ..rec
-        });
+        // The query runs on the host: its wall-clock time is its time.
+        out.push(timed_record(f, rec, &update, &times, &times, None));
         hashes.push(hash);
         tick();
     }

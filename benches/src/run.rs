@@ -290,18 +290,16 @@ pub fn run_target(
             times.push(gpu_ms.unwrap_or(wall_ms));
             wall.push(wall_ms);
             query_ops = ctx.device_ops().zip(before).map(|(after, b)| after - b);
-            if let Some((prev, _)) = &result {
-                anyhow::ensure!(
-                    same_result(prev, &r.0),
-                    "{} {} frame {f}: repeated query gave a different result",
-                    scene.name(),
-                    target.label
-                );
-            }
+            check_repeat(
+                result.as_ref().map(|(prev, _)| prev),
+                &r.0,
+                scene,
+                target,
+                f,
+            )?;
             result = Some(r);
         }
         let (rec, hash) = result.context("no repetition ran")?;
-        let q = Summary::of(&times);
         let device_ops = match (update_ops, query_ops) {
             (Some(u), Some(q)) => Some(DeviceOpsRecord::of(&DeviceOps {
                 launches: u.launches + q.launches,
@@ -312,15 +310,7 @@ pub fn run_target(
             })),
             _ => None,
         };
-        out.push(FrameRecord {
-            frame: f,
-            update_ms: Summary::of(&update).median,
-            query_ms: q.median,
-            query_wall_ms: Summary::of(&wall).median,
-            device_ops,
-            query_noise_pct: q.noise_pct,
-            ..rec
-        });
+        out.push(timed_record(f, rec, &update, &times, &wall, device_ops));
         hashes.push(hash);
         tick();
     }
@@ -330,6 +320,48 @@ pub fn run_target(
         pair_hashes: hashes,
         triangles,
     })
+}
+
+/// Checks that a repetition of frame `f`'s query gave the same result as the one before it
+/// (`prev`, none for the first).
+pub fn check_repeat(
+    prev: Option<&FrameRecord>,
+    next: &FrameRecord,
+    scene: &Scene,
+    target: &Target,
+    f: usize,
+) -> Result<()> {
+    if let Some(prev) = prev {
+        anyhow::ensure!(
+            same_result(prev, next),
+            "{} {} frame {f}: repeated query gave a different result",
+            scene.name(),
+            target.label
+        );
+    }
+    Ok(())
+}
+
+/// Frame `f`'s record `rec` with the medians of its repeated update, query and query
+/// wall-clock times (ms), the query's noise and the device operations.
+pub fn timed_record(
+    f: usize,
+    rec: FrameRecord,
+    update: &[f64],
+    query: &[f64],
+    wall: &[f64],
+    device_ops: Option<DeviceOpsRecord>,
+) -> FrameRecord {
+    let q = Summary::of(query);
+    FrameRecord {
+        frame: f,
+        update_ms: Summary::of(update).median,
+        query_ms: q.median,
+        query_wall_ms: Summary::of(wall).median,
+        device_ops,
+        query_noise_pct: q.noise_pct,
+        ..rec
+    }
 }
 
 /// Whether two frame records of different backends give the same answer: [`same_result`]
