@@ -202,7 +202,7 @@ pub fn run_image_target(
         }
         build_ms.push(t.elapsed().as_secs_f64() * 1e3);
     }
-    let (mut out, mut hashes, mut most) = (Vec::new(), Vec::new(), 0);
+    let mut data = RunData::new(build_ms, 0);
     for &f in frames {
         let mut update = Vec::with_capacity(repeats);
         for _ in 0..repeats {
@@ -226,16 +226,10 @@ pub fn run_image_target(
             result = Some(r);
         }
         let (rec, hash, texels) = result.context("no repetition ran")?;
-        most = most.max(texels);
+        data.triangles = data.triangles.max(texels);
         // The query runs on the host: its wall-clock time is its time.
-        out.push(timed_record(f, rec, &update, &times, &times, None));
-        hashes.push(hash);
+        data.push(timed_record(f, rec, &update, &times, &times, None), hash);
         tick();
     }
-    Ok(RunData {
-        build_ms,
-        frames: out,
-        pair_hashes: hashes,
-        triangles: most,
-    })
+    Ok(data)
 }

@@ -132,6 +132,24 @@ pub struct RunData {
     pub triangles: usize,
 }
 
+impl RunData {
+    /// No frames yet: the build times and the triangles taking part.
+    pub fn new(build_ms: Vec<f64>, triangles: usize) -> Self {
+        Self {
+            build_ms,
+            frames: Vec::new(),
+            pair_hashes: Vec::new(),
+            triangles,
+        }
+    }
+
+    /// Adds the next frame's record and pair hash.
+    pub fn push(&mut self, record: FrameRecord, pair_hash: u64) {
+        self.frames.push(record);
+        self.pair_hashes.push(pair_hash);
+    }
+}
+
 /// Objects of `target`, each mapped to a model slot: rigid objects share their mesh's model,
 /// deforming objects get their own.
 fn model_slots(scene: &Scene, target: &Target) -> (Vec<usize>, Vec<Option<usize>>) {
@@ -241,8 +259,7 @@ pub fn run_target(
             .sum::<usize>();
 
     let opts = CollideOptions::default();
-    let mut out = Vec::with_capacity(frames.len());
-    let mut hashes = Vec::with_capacity(frames.len());
+    let mut data = RunData::new(build_ms, triangles);
     // CCD of frame f moves the vertices from frame f to f + 1: the last frame has no step.
     let steps = |f: &&usize| target.kind != QueryKind::Ccd || **f + 1 < scene.frame_count();
     for &f in frames.iter().filter(steps) {
@@ -310,16 +327,13 @@ pub fn run_target(
             })),
             _ => None,
         };
-        out.push(timed_record(f, rec, &update, &times, &wall, device_ops));
-        hashes.push(hash);
+        data.push(
+            timed_record(f, rec, &update, &times, &wall, device_ops),
+            hash,
+        );
         tick();
     }
-    Ok(RunData {
-        build_ms,
-        frames: out,
-        pair_hashes: hashes,
-        triangles,
-    })
+    Ok(data)
 }
 
 /// Checks that a repetition of frame `f`'s query gave the same result as the one before it
