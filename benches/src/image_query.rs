@@ -19,8 +19,7 @@ use gprox::query::geometry_image::{
 };
 
 use crate::report::FrameRecord;
-use crate::run::{same_result, RunData, Target};
-use crate::stats::Summary;
+use crate::run::{check_repeat, timed_record, RunData, Target};
 
 /// Whether `kind` is a geometry-image query.
 pub fn is_image(kind: &QueryKind) -> bool {
@@ -203,7 +202,7 @@ pub fn run_image_target(
         }
         build_ms.push(t.elapsed().as_secs_f64() * 1e3);
     }
-    let (mut out, mut hashes, mut most) = (Vec::new(), Vec::new(), 0);
+    let mut data = RunData::new(build_ms, 0);
     for &f in frames {
         let mut update = Vec::with_capacity(repeats);
         for _ in 0..repeats {
@@ -222,33 +221,15 @@ pub fn run_image_target(
             let t = Instant::now();
             let r = frame(scene, target, f, &faces, eps)?;
             times.push(t.elapsed().as_secs_f64() * 1e3);
-            if let Some((prev, _, _)) = &result {
-                anyhow::ensure!(
-                    same_result(prev, &r.0),
-                    "{} {} frame {f}: repeated query gave a different result",
-                    scene.name(),
-                    target.label
-                );
-            }
+            let prev = result.as_ref().map(|(prev, _, _)| prev);
+            check_repeat(prev, &r.0, scene, target, f)?;
             result = Some(r);
         }
         let (rec, hash, texels) = result.context("no repetition ran")?;
-        most = most.max(texels);
-        let q = Summary::of(&times);
-        out.push(FrameRecord {
-            update_ms: Summary::of(&update).median,
-            query_ms: q.median,
-            query_wall_ms: q.median,
-            query_noise_pct: q.noise_pct,
-            ..rec
-        });
-        hashes.push(hash);
+        data.triangles = data.triangles.max(texels);
+        // The query runs on the host: its wall-clock time is its time.
+        data.push(timed_record(f, rec, &update, &times, &times, None), hash);
         tick();
     }
-    Ok(RunData {
-        build_ms,
-        frames: out,
-        pair_hashes: hashes,
-        triangles: most,
-    })
+    Ok(data)
 }

@@ -132,6 +132,24 @@ pub struct RunData {
     pub triangles: usize,
 }
 
+impl RunData {
+    /// No frames yet: the build times and the triangles taking part.
+    pub fn new(build_ms: Vec<f64>, triangles: usize) -> Self {
+        Self {
+            build_ms,
+            frames: Vec::new(),
+            pair_hashes: Vec::new(),
+            triangles,
+        }
+    }
+
+    /// Adds the next frame's record and pair hash.
+    pub fn push(&mut self, record: FrameRecord, pair_hash: u64) {
+        self.frames.push(record);
+        self.pair_hashes.push(pair_hash);
+    }
+}
+
 /// Objects of `target`, each mapped to a model slot: rigid objects share their mesh's model,
 /// deforming objects get their own.
 fn model_slots(scene: &Scene, target: &Target) -> (Vec<usize>, Vec<Option<usize>>) {
@@ -241,8 +259,7 @@ pub fn run_target(
             .sum::<usize>();
 
     let opts = CollideOptions::default();
-    let mut out = Vec::with_capacity(frames.len());
-    let mut hashes = Vec::with_capacity(frames.len());
+    let mut data = RunData::new(build_ms, triangles);
     // CCD of frame f moves the vertices from frame f to f + 1: the last frame has no step.
     let steps = |f: &&usize| target.kind != QueryKind::Ccd || **f + 1 < scene.frame_count();
     for &f in frames.iter().filter(steps) {
@@ -290,18 +307,16 @@ pub fn run_target(
             times.push(gpu_ms.unwrap_or(wall_ms));
             wall.push(wall_ms);
             query_ops = ctx.device_ops().zip(before).map(|(after, b)| after - b);
-            if let Some((prev, _)) = &result {
-                anyhow::ensure!(
-                    same_result(prev, &r.0),
-                    "{} {} frame {f}: repeated query gave a different result",
-                    scene.name(),
-                    target.label
-                );
-            }
+            check_repeat(
+                result.as_ref().map(|(prev, _)| prev),
+                &r.0,
+                scene,
+                target,
+                f,
+            )?;
             result = Some(r);
         }
         let (rec, hash) = result.context("no repetition ran")?;
-        let q = Summary::of(&times);
         let device_ops = match (update_ops, query_ops) {
             (Some(u), Some(q)) => Some(DeviceOpsRecord::of(&DeviceOps {
                 launches: u.launches + q.launches,
@@ -312,24 +327,55 @@ pub fn run_target(
             })),
             _ => None,
         };
-        out.push(FrameRecord {
-            frame: f,
-            update_ms: Summary::of(&update).median,
-            query_ms: q.median,
-            query_wall_ms: Summary::of(&wall).median,
-            device_ops,
-            query_noise_pct: q.noise_pct,
-            ..rec
-        });
-        hashes.push(hash);
+        data.push(
+            timed_record(f, rec, &update, &times, &wall, device_ops),
+            hash,
+        );
         tick();
     }
-    Ok(RunData {
-        build_ms,
-        frames: out,
-        pair_hashes: hashes,
-        triangles,
-    })
+    Ok(data)
+}
+
+/// Checks that a repetition of frame `f`'s query gave the same result as the one before it
+/// (`prev`, none for the first).
+pub fn check_repeat(
+    prev: Option<&FrameRecord>,
+    next: &FrameRecord,
+    scene: &Scene,
+    target: &Target,
+    f: usize,
+) -> Result<()> {
+    if let Some(prev) = prev {
+        anyhow::ensure!(
+            same_result(prev, next),
+            "{} {} frame {f}: repeated query gave a different result",
+            scene.name(),
+            target.label
+        );
+    }
+    Ok(())
+}
+
+/// Frame `f`'s record `rec` with the medians of its repeated update, query and query
+/// wall-clock times (ms), the query's noise and the device operations.
+pub fn timed_record(
+    f: usize,
+    rec: FrameRecord,
+    update: &[f64],
+    query: &[f64],
+    wall: &[f64],
+    device_ops: Option<DeviceOpsRecord>,
+) -> FrameRecord {
+    let q = Summary::of(query);
+    FrameRecord {
+        frame: f,
+        update_ms: Summary::of(update).median,
+        query_ms: q.median,
+        query_wall_ms: Summary::of(wall).median,
+        device_ops,
+        query_noise_pct: q.noise_pct,
+        ..rec
+    }
 }
 
 /// Whether two frame records of different backends give the same answer: [`same_result`]

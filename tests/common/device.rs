@@ -15,3 +15,12 @@ pub fn test_backend() -> gprox::Backend {
         Ok(other) => panic!("GPROX_TEST_DEVICE={other}: expected `cuda` or `emulated`"),
     }
 }
+
+/// The CPU context, then (with the `emulated` feature) the device context of the tests.
+pub fn contexts() -> Vec<gprox::Context> {
+    #[allow(unused_mut)]
+    let mut v = vec![gprox::Context::new(gprox::Backend::Cpu).unwrap()];
+    #[cfg(feature = "emulated")]
+    v.push(gprox::Context::new(test_backend()).unwrap());
+    v
+}

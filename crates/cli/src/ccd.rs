@@ -94,11 +94,8 @@ pub fn ccd_cmd(
         return Ok(());
     }
     println!(
-        "A: {} ({} triangles)\nB: {} ({} triangles)\nbackend: {} (ccd runs on the {runs_on})",
-        pair.a.display(),
-        m.a.face_count(),
-        pair.b.display(),
-        m.b.face_count(),
+        "{}\nbackend: {} (ccd runs on the {runs_on})",
+        m.header(pair),
         ctx.backend()
     );
     match r.earliest {

@@ -1,13 +1,14 @@
-//! Loading a model file as a mesh or freeform model on the chosen backend.
+//! Loading a model file as a mesh or freeform model on the chosen backend; the two models
+//! of a pair subcommand.
 
 use std::path::Path;
 use std::time::Instant;
 
 use gprox::geometry::freeform::io::{load_bpt, load_nurbs_json};
 use gprox::geometry::io::load_mesh;
-use gprox::{Context, Model, ModelOptions};
+use gprox::{Context, Model, ModelKind, ModelOptions};
 
-use super::{input, ms, query_error, Failure};
+use super::{input, ms, query_error, Failure, MeshPair};
 
 /// The model in `path` built on `ctx`, and the build time (ms): a NURBS JSON (`.json`) or
 /// Bézier patch (`.bpt`) file gives a freeform model (its tessellation with `tessellate`),
@@ -40,4 +41,32 @@ pub fn load(ctx: &Context, path: &Path, tessellate: bool) -> Result<(Model, f64)
         }
     };
     Ok((model, ms(t)))
+}
+
+/// The two models of a pair subcommand.
+pub struct Models {
+    /// Model A.
+    pub a: Model,
+    /// Model B.
+    pub b: Model,
+    /// Time to build both (trees on the context's backend), ms.
+    pub build_ms: f64,
+}
+
+impl Models {
+    /// Whether both are freeform models (the freeform queries answer).
+    pub fn freeform(&self) -> bool {
+        self.a.kind() == ModelKind::Freeform && self.b.kind() == ModelKind::Freeform
+    }
+
+    /// The text report's first lines: both files and their triangle counts.
+    pub fn header(&self, pair: &MeshPair) -> String {
+        format!(
+            "A: {} ({} triangles)\nB: {} ({} triangles)",
+            pair.a.display(),
+            self.a.face_count(),
+            pair.b.display(),
+            self.b.face_count()
+        )
+    }
 }

@@ -86,13 +86,7 @@ pub fn penetration_cmd(
         println!("{v}");
         return Ok(());
     }
-    println!(
-        "A: {} ({} triangles)\nB: {} ({} triangles)",
-        a.display(),
-        mesh_a.face_count(),
-        b.display(),
-        mesh_b.face_count()
-    );
+    println!("{}", m.header(pair));
     println!(
         "penetrating vertices: {} ({} of A inside B, {} of B inside A)",
         r.inside_vertices(),

@@ -151,13 +151,7 @@ pub fn penetration_field_cmd(
         println!("{v}");
         return Ok(());
     }
-    println!(
-        "A: {} ({} triangles)\nB: {} ({} triangles)",
-        a.display(),
-        m.a.mesh().face_count(),
-        b.display(),
-        m.b.mesh().face_count()
-    );
+    println!("{}", m.header(pair));
     println!(
         "tolerance {d} (cell edge {}), backend {}",
         r.lattice().spacing,

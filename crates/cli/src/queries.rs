@@ -168,13 +168,7 @@ pub fn distance_cmd(
         });
         println!("{v}");
     } else {
-        println!(
-            "A: {} ({} triangles)\nB: {} ({} triangles)",
-            a.display(),
-            mesh_a.face_count(),
-            b.display(),
-            mesh_b.face_count()
-        );
+        println!("{}", m.header(pair));
         println!("backend: {}", ctx.backend());
         println!(
             "distance: {} (bounds [{}, {}])",

@@ -1,29 +1,13 @@
 //! `gprox image-collide`: trimmed faces from the command line agree with the library call,
 //! pictures are written, bad files exit with status 2.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
+use std::path::Path;
+
+use common::{dir, fails_with_2, gprox, json, text};
 use gprox::geometry::freeform::trimmed::load_trimmed_face;
 use gprox::{Affine3A, Backend, Context, GeometryImageOptions, ModelOptions, Quat, Vec3};
-
-fn dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("gprox-image-cli-{}-{tag}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn gprox(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gprox"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
 
 /// A line trim curve from `a` to `b` in (u, v).
 fn line(a: [f64; 2], b: [f64; 2]) -> serde_json::Value {
@@ -112,9 +96,7 @@ fn image_collide_agrees_with_the_library() {
             if exact {
                 args.push("--exact");
             }
-            let out = gprox(&args);
-            assert!(out.status.success(), "{}", text(&out.stderr));
-            let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            let v = json(&args);
             assert_eq!(v["count"].as_u64().unwrap() as usize, lib.pairs.len());
             let pairs = v["pairs"].as_array().unwrap();
             for (p, q) in pairs.iter().zip(&lib.pairs) {
@@ -140,9 +122,7 @@ fn image_collide_agrees_with_the_library() {
     let bytes = std::fs::read(&png).unwrap();
     assert_eq!(&bytes[1..4], b"PNG");
     // Self-collision of the flat face: nothing.
-    let out = gprox(&["image-collide", fs, "--epsilon", "1e-2", "--json"]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = json(&["image-collide", fs, "--epsilon", "1e-2", "--json"]);
     assert_eq!(
         (v["self"].as_bool(), v["count"].as_u64()),
         (Some(true), Some(0))
@@ -174,12 +154,6 @@ fn bad_input_exits_with_2() {
     ] {
         let mut a = vec!["image-collide"];
         a.extend(args);
-        let out = gprox(&a);
-        assert_eq!(out.status.code(), Some(2), "{a:?}: {}", text(&out.stderr));
-        assert!(
-            text(&out.stderr).contains(needle),
-            "{a:?}: {}",
-            text(&out.stderr)
-        );
+        fails_with_2(&a, &[needle]);
     }
 }

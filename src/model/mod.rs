@@ -1,5 +1,8 @@
 //! A mesh together with its bounding-volume hierarchy, and its copy on a device.
 
+mod resident;
+mod trimmed;
+
 use std::sync::{Arc, Mutex, OnceLock};
 
 use glam::Vec3;
@@ -7,15 +10,15 @@ use gprox_bvh::coons::{CoonsBvh, CoonsOptions};
 use gprox_bvh::obb::Obb;
 use gprox_bvh::{bv_tree::BvTree, lbvh, refit, refit_plan::MeshRefitPlan, rss::Rss, Bvh};
 use gprox_cuda::distance::ResidentDistanceMesh;
-use gprox_cuda::{Device, ResidentMesh};
-use gprox_geometry::freeform::{FreeformModel, NurbsSurface, TrimmedFace};
-use gprox_geometry::transform::Pose64;
+use gprox_geometry::freeform::{FreeformModel, NurbsSurface};
 use gprox_geometry::TriMesh;
-use gprox_query::geometry_image::{GeometryImage, HierarchyImage, ImageSpec};
 use gprox_query::self_collide::Topology;
 
 use crate::options::{CollisionTree, ModelOptions};
 use crate::Error;
+use resident::Resident;
+pub(crate) use trimmed::Images;
+use trimmed::Trimmed;
 
 /// What a [`Model`] is made of, which decides the queries it answers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -49,21 +52,6 @@ struct Freeform {
     surfaces: Vec<NurbsSurface>,
     coons_options: CoonsOptions,
     coons: OnceLock<Arc<CoonsBvh>>,
-}
-
-/// The geometry images of a trimmed model at one pose and accuracy, with their hierarchies.
-pub(crate) type Images = Arc<Vec<(GeometryImage, HierarchyImage)>>;
-
-/// The faces of a trimmed model, their size and their last geometry images.
-#[derive(Debug)]
-struct Trimmed {
-    faces: Vec<TrimmedFace>,
-    /// The largest side of the control box (accuracies are relative to it).
-    unit: f64,
-    /// The last images: accuracy, pose, with sign bytes, images.
-    images: Mutex<Option<(f64, Pose64, bool, Images)>>,
-    /// Their copies on a device (`crate::queries::geometry_image`).
-    resident: Mutex<Option<crate::queries::geometry_image::ResidentImages>>,
 }
 
 /// A triangle mesh and its LBVH, ready for queries on any backend.
@@ -117,14 +105,6 @@ pub struct Model {
     freeform: Option<Arc<Freeform>>,
     /// The faces of a trimmed model (`mesh` is then their untrimmed surfaces' tessellation).
     trimmed: Option<Arc<Trimmed>>,
-}
-
-/// A model's copy on one device, at one version of its positions.
-#[derive(Debug)]
-struct Resident {
-    device: u64,
-    version: u64,
-    mesh: Arc<ResidentMesh>,
 }
 
 impl Clone for Model {
@@ -189,108 +169,6 @@ impl Model {
             coons: OnceLock::new(),
         }));
         Ok(m)
-    }
-
-    /// A trimmed model: trimmed NURBS `faces` (model coordinates) for the geometry-image
-    /// queries, whose images are made on first use at the query's pose and accuracy (and
-    /// regenerated when either changes). [`Model::mesh`] is the tessellation of the faces'
-    /// untrimmed surfaces within `options.tessellation` × the model's size, for display only:
-    /// mesh and freeform queries on a trimmed model give [`Error::Unsupported`]. Errors on an
-    /// empty list or a surface that cannot be tessellated.
-    ///
-    /// ```
-    /// use gprox::geometry::freeform::{NurbsSurface, TrimmedFace};
-    /// use gprox::{DVec3, Model, ModelKind, ModelOptions};
-    /// let pts = (0..4).map(|k| DVec3::new((k / 2) as f64, (k % 2) as f64, 0.0)).collect();
-    /// let face = TrimmedFace::untrimmed(NurbsSurface::bezier([1, 1], pts, None)?)?;
-    /// let m = Model::trimmed(vec![face], &ModelOptions::default())?;
-    /// assert_eq!((m.kind(), m.trimmed_faces().unwrap().len()), (ModelKind::Trimmed, 1));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn trimmed(faces: Vec<TrimmedFace>, options: &ModelOptions) -> Result<Self, Error> {
-        let model = FreeformModel::new(faces.iter().map(|f| f.surface().clone()).collect())?;
-        let mesh = model.tessellate(options.tessellation * model.unit())?;
-        let mut m = Self::with_options(mesh, options);
-        m.trimmed = Some(Arc::new(Trimmed {
-            faces,
-            unit: model.unit(),
-            images: Mutex::new(None),
-            resident: Mutex::new(None),
-        }));
-        Ok(m)
-    }
-
-    /// The slot of a trimmed model's device images (`None` for other models).
-    pub(crate) fn resident_images_slot(
-        &self,
-    ) -> Option<&Mutex<Option<crate::queries::geometry_image::ResidentImages>>> {
-        self.trimmed.as_ref().map(|t| &t.resident)
-    }
-
-    /// The faces of a trimmed model (`None` otherwise).
-    pub fn trimmed_faces(&self) -> Option<&[TrimmedFace]> {
-        self.trimmed.as_ref().map(|t| t.faces.as_slice())
-    }
-
-    /// The geometry images of a trimmed model's faces under `pose` at accuracy `epsilon`
-    /// relative to the model's size, with their hierarchies (sign bytes when `signs`): the
-    /// last ones when pose and accuracy are the same, their positions updated when only the
-    /// pose moved without changing the grid, else new ones. [`Error::Unsupported`] for other
-    /// models.
-    pub(crate) fn geometry_images(
-        &self,
-        query: &'static str,
-        which: &'static str,
-        pose: &Pose64,
-        epsilon: f64,
-        signs: bool,
-    ) -> Result<Images, Error> {
-        let Some(t) = self.trimmed.as_ref() else {
-            return Err(self.unsupported(ModelKind::Trimmed, query, which));
-        };
-        let eps = epsilon * t.unit;
-        let mut slot = t.images.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((e, p, s, imgs)) = slot.as_ref() {
-            if *e == eps && p == pose && (*s || !signs) {
-                return Ok(imgs.clone());
-            }
-        }
-        let mut old = slot.take().and_then(|(e, _, s, imgs)| {
-            (e == eps && s == signs)
-                .then(|| Arc::try_unwrap(imgs).ok())
-                .flatten()
-        });
-        let mut out = Vec::with_capacity(t.faces.len());
-        for (k, f) in t.faces.iter().enumerate() {
-            let id = k as u32;
-            let Some(spec) = ImageSpec::new(id, f.surface(), pose, eps, None)? else {
-                continue;
-            };
-            let reuse = old
-                .as_mut()
-                .and_then(|o| o.iter().position(|(i, _)| i.face == id && i.spec == spec))
-                .and_then(|at| old.as_mut().map(|o| o.swap_remove(at)));
-            let (img, h) = match reuse {
-                Some((mut img, mut h)) => {
-                    img.update_positions(f.surface(), pose)?;
-                    h.rebuild(&img);
-                    (img, h)
-                }
-                None => {
-                    let img = GeometryImage::from_spec(id, f, pose, spec)?;
-                    let h = if signs {
-                        HierarchyImage::build_with_signs(&img)
-                    } else {
-                        HierarchyImage::build(&img)
-                    };
-                    (img, h)
-                }
-            };
-            out.push((img, h));
-        }
-        let imgs = Arc::new(out);
-        *slot = Some((eps, *pose, signs, imgs.clone()));
-        Ok(imgs)
     }
 
     /// What the model is made of.
@@ -480,37 +358,6 @@ impl Model {
         Ok(())
     }
 
-    /// The model's copy on `device`, current with its positions: made on first use (an
-    /// upload of mesh and tree), brought up to date by uploading the positions and refitting
-    /// on the device when the host positions moved since.
-    pub(crate) fn resident(&self, device: &Device) -> Result<Arc<ResidentMesh>, Error> {
-        let mut slot = self.resident.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(r) = slot.as_mut().filter(|r| r.device == device.id()) {
-            if r.version != self.version {
-                match Arc::get_mut(&mut r.mesh) {
-                    Some(m) => m.update(self.mesh.positions())?,
-                    // Still in use by a query on another thread: a fresh copy for this one.
-                    None => r.mesh = Arc::new(ResidentMesh::new(device, &self.mesh, &self.bvh)?),
-                }
-                r.version = self.version;
-            }
-            return Ok(r.mesh.clone());
-        }
-        // The host tree's shape with the current positions: upload, then a device refit if
-        // its boxes are stale.
-        let mut mesh = ResidentMesh::new(device, &self.mesh, &self.bvh)?;
-        if self.stale {
-            mesh.update(self.mesh.positions())?;
-        }
-        let mesh = Arc::new(mesh);
-        *slot = Some(Resident {
-            device: device.id(),
-            version: self.version,
-            mesh: mesh.clone(),
-        });
-        Ok(mesh)
-    }
-
     /// The adjacency of the mesh's faces (shared vertices and edges), made on first use: what
     /// self-collision and CCD need besides the tree.
     pub fn topology(&self) -> &Topology {
@@ -531,27 +378,6 @@ impl Model {
                 t
             }
         }
-    }
-
-    /// The distance query's copy on `device` (8-wide RSS tree and mesh), current with the
-    /// positions: made on first use and after the positions moved.
-    pub(crate) fn resident_distance(
-        &self,
-        device: &Device,
-    ) -> Result<Arc<ResidentDistanceMesh>, Error> {
-        let mut slot = self
-            .resident_distance
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        if let Some((d, v, r)) = slot.as_ref() {
-            if *d == device.id() && *v == self.version {
-                return Ok(r.clone());
-            }
-        }
-        let tree = self.distance_tree();
-        let r = Arc::new(ResidentDistanceMesh::new(device, &self.mesh, &tree)?);
-        *slot = Some((device.id(), self.version, r.clone()));
-        Ok(r)
     }
 
     /// Pairs a mesh with a tree the caller knows was built for it (a device build).

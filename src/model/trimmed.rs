@@ -1,0 +1,130 @@
+//! Trimmed models: their faces, and their geometry images at the last pose and accuracy.
+
+use std::sync::{Arc, Mutex};
+
+use gprox_geometry::freeform::{FreeformModel, TrimmedFace};
+use gprox_geometry::transform::Pose64;
+use gprox_query::geometry_image::{GeometryImage, HierarchyImage, ImageSpec};
+
+use super::{Model, ModelKind};
+use crate::options::ModelOptions;
+use crate::Error;
+
+/// The geometry images of a trimmed model at one pose and accuracy, with their hierarchies.
+pub(crate) type Images = Arc<Vec<(GeometryImage, HierarchyImage)>>;
+
+/// The faces of a trimmed model, their size and their last geometry images.
+#[derive(Debug)]
+pub(super) struct Trimmed {
+    faces: Vec<TrimmedFace>,
+    /// The largest side of the control box (accuracies are relative to it).
+    unit: f64,
+    /// The last images: accuracy, pose, with sign bytes, images.
+    images: Mutex<Option<(f64, Pose64, bool, Images)>>,
+    /// Their copies on a device (`crate::queries::geometry_image`).
+    resident: Mutex<Option<crate::queries::geometry_image::ResidentImages>>,
+}
+
+impl Model {
+    /// A trimmed model: trimmed NURBS `faces` (model coordinates) for the geometry-image
+    /// queries, whose images are made on first use at the query's pose and accuracy (and
+    /// regenerated when either changes). [`Model::mesh`] is the tessellation of the faces'
+    /// untrimmed surfaces within `options.tessellation` × the model's size, for display only:
+    /// mesh and freeform queries on a trimmed model give [`Error::Unsupported`]. Errors on an
+    /// empty list or a surface that cannot be tessellated.
+    ///
+    /// ```
+    /// use gprox::geometry::freeform::{NurbsSurface, TrimmedFace};
+    /// use gprox::{DVec3, Model, ModelKind, ModelOptions};
+    /// let pts = (0..4).map(|k| DVec3::new((k / 2) as f64, (k % 2) as f64, 0.0)).collect();
+    /// let face = TrimmedFace::untrimmed(NurbsSurface::bezier([1, 1], pts, None)?)?;
+    /// let m = Model::trimmed(vec![face], &ModelOptions::default())?;
+    /// assert_eq!((m.kind(), m.trimmed_faces().unwrap().len()), (ModelKind::Trimmed, 1));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn trimmed(faces: Vec<TrimmedFace>, options: &ModelOptions) -> Result<Self, Error> {
+        let model = FreeformModel::new(faces.iter().map(|f| f.surface().clone()).collect())?;
+        let mesh = model.tessellate(options.tessellation * model.unit())?;
+        let mut m = Self::with_options(mesh, options);
+        m.trimmed = Some(Arc::new(Trimmed {
+            faces,
+            unit: model.unit(),
+            images: Mutex::new(None),
+            resident: Mutex::new(None),
+        }));
+        Ok(m)
+    }
+
+    /// The slot of a trimmed model's device images (`None` for other models).
+    pub(crate) fn resident_images_slot(
+        &self,
+    ) -> Option<&Mutex<Option<crate::queries::geometry_image::ResidentImages>>> {
+        self.trimmed.as_ref().map(|t| &t.resident)
+    }
+
+    /// The faces of a trimmed model (`None` otherwise).
+    pub fn trimmed_faces(&self) -> Option<&[TrimmedFace]> {
+        self.trimmed.as_ref().map(|t| t.faces.as_slice())
+    }
+
+    /// The geometry images of a trimmed model's faces under `pose` at accuracy `epsilon`
+    /// relative to the model's size, with their hierarchies (sign bytes when `signs`): the
+    /// last ones when pose and accuracy are the same, their positions updated when only the
+    /// pose moved without changing the grid, else new ones. [`Error::Unsupported`] for other
+    /// models.
+    pub(crate) fn geometry_images(
+        &self,
+        query: &'static str,
+        which: &'static str,
+        pose: &Pose64,
+        epsilon: f64,
+        signs: bool,
+    ) -> Result<Images, Error> {
+        let Some(t) = self.trimmed.as_ref() else {
+            return Err(self.unsupported(ModelKind::Trimmed, query, which));
+        };
+        let eps = epsilon * t.unit;
+        let mut slot = t.images.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((e, p, s, imgs)) = slot.as_ref() {
+            if *e == eps && p == pose && (*s || !signs) {
+                return Ok(imgs.clone());
+            }
+        }
+        let mut old = slot.take().and_then(|(e, _, s, imgs)| {
+            (e == eps && s == signs)
+                .then(|| Arc::try_unwrap(imgs).ok())
+                .flatten()
+        });
+        let mut out = Vec::with_capacity(t.faces.len());
+        for (k, f) in t.faces.iter().enumerate() {
+            let id = k as u32;
+            let Some(spec) = ImageSpec::new(id, f.surface(), pose, eps, None)? else {
+                continue;
+            };
+            let reuse = old
+                .as_mut()
+                .and_then(|o| o.iter().position(|(i, _)| i.face == id && i.spec == spec))
+                .and_then(|at| old.as_mut().map(|o| o.swap_remove(at)));
+            let (img, h) = match reuse {
+                Some((mut img, mut h)) => {
+                    img.update_positions(f.surface(), pose)?;
+                    h.rebuild(&img);
+                    (img, h)
+                }
+                None => {
+                    let img = GeometryImage::from_spec(id, f, pose, spec)?;
+                    let h = if signs {
+                        HierarchyImage::build_with_signs(&img)
+                    } else {
+                        HierarchyImage::build(&img)
+                    };
+                    (img, h)
+                }
+            };
+            out.push((img, h));
+        }
+        let imgs = Arc::new(out);
+        *slot = Some((eps, *pose, signs, imgs.clone()));
+        Ok(imgs)
+    }
+}
