@@ -29,11 +29,18 @@ pub(crate) const K: f64 = 1e-14;
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct BoxMap {
     m: [[f64; 3]; 3],
+    /// `|m|` entrywise (maps half-extents).
+    abs: [[f64; 3]; 3],
     t: [f64; 3],
     pad: f64,
 }
 
 impl BoxMap {
+    fn new(m: [[f64; 3]; 3], t: [f64; 3], pad: f64) -> Self {
+        let abs = m.map(|r| r.map(f64::abs));
+        Self { m, abs, t, pad }
+    }
+
     /// The padded image of `b`: `[lo; 3]` then `[hi; 3]`.
     #[inline]
     pub(crate) fn map(&self, b: &Aabb) -> [f64; 6] {
@@ -41,9 +48,9 @@ impl BoxMap {
         let h = [0, 1, 2].map(|i| (b.max[i] as f64 - b.min[i] as f64) * 0.5);
         let mut out = [0.0; 6];
         for i in 0..3 {
-            let r = &self.m[i];
+            let (r, a) = (&self.m[i], &self.abs[i]);
             let cc = r[0] * c[0] + r[1] * c[1] + r[2] * c[2] + self.t[i];
-            let hh = r[0].abs() * h[0] + r[1].abs() * h[1] + r[2].abs() * h[2] + self.pad;
+            let hh = a[0] * h[0] + a[1] * h[1] + a[2] * h[2] + self.pad;
             out[i] = cc - hh;
             out[i + 3] = cc + hh;
         }
@@ -144,22 +151,11 @@ impl Frame {
             let pad = inv * (eps_a + eps_b + margin) * (1.0 + K)
                 + eta / (1.0 - eta) * nrat * reach * (1.0 + K)
                 + K * (3.0 * norm(&m) * mag_b + 2.0 * max_abs(&t) + nrat * reach);
-            Frame::Local(BoxMap { m, t, pad })
+            Frame::Local(BoxMap::new(m, t, pad))
         } else {
             let pad_a = eps_a + K * (2.0 * norm(&ra) * mag_a + max_abs(&ta)) + margin * 0.5;
             let pad_b = eps_b + K * (2.0 * norm(&rb) * mag_b + max_abs(&tb)) + margin * 0.5;
-            Frame::World(
-                BoxMap {
-                    m: ra,
-                    t: ta,
-                    pad: pad_a,
-                },
-                BoxMap {
-                    m: rb,
-                    t: tb,
-                    pad: pad_b,
-                },
-            )
+            Frame::World(BoxMap::new(ra, ta, pad_a), BoxMap::new(rb, tb, pad_b))
         }
     }
 }
