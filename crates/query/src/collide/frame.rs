@@ -18,6 +18,7 @@
 //! All rounding terms use the relative bound [`K`] (about 90 units in the last place, far above
 //! the few rounding steps involved), applied to magnitudes bounded by the root boxes.
 
+use glam::Vec3A;
 use gprox_bvh::Aabb;
 use gprox_geometry::transform::Pose64;
 
@@ -41,6 +42,25 @@ impl BoxMap {
         Self { m, abs, t, pad }
     }
 
+    /// The f32 version of this map for boxes with coordinates within `±mag`, or `None` when its
+    /// figures come near the f32 range (the f32 evaluation could overflow).
+    pub(crate) fn to_f32(&self, mag: f64) -> Option<BoxMap32> {
+        let reach = 2.0 * norm(&self.m) * mag + max_abs(&self.t) + self.pad;
+        if !(reach < 1e30) {
+            return None;
+        }
+        let pad = up32((self.pad + K32 * reach + TINY32) * (1.0 + K32));
+        let col = |m: &[[f64; 3]; 3], j: usize| {
+            Vec3A::new(m[0][j] as f32, m[1][j] as f32, m[2][j] as f32)
+        };
+        Some(BoxMap32 {
+            cols: [0, 1, 2].map(|j| col(&self.m, j)),
+            abs_cols: [0, 1, 2].map(|j| col(&self.abs, j)),
+            t: Vec3A::new(self.t[0] as f32, self.t[1] as f32, self.t[2] as f32),
+            pad: Vec3A::splat(pad),
+        })
+    }
+
     /// The padded image of `b`: `[lo; 3]` then `[hi; 3]`.
     #[inline]
     pub(crate) fn map(&self, b: &Aabb) -> [f64; 6] {
@@ -55,6 +75,76 @@ impl BoxMap {
             out[i + 3] = cc + hh;
         }
         out
+    }
+}
+
+/// Relative bound on the f32 rounding of [`BoxMap32::map`]: the map's entries rounded to f32,
+/// the centre and half-extent of the input box, two dot products of three terms and the final
+/// sums round a dozen times at `2^-24` each (≈ 7e-7 in all); 4e-6 leaves a wide margin.
+const K32: f64 = 4e-6;
+/// Absolute term covering subnormal rounding (halving a subnormal loses a bit).
+const TINY32: f64 = 1e-30;
+
+/// A box in f32 lanes (`w` unused), for the 4-wide node test.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Box32 {
+    /// Lower corner.
+    pub(crate) lo: Vec3A,
+    /// Upper corner.
+    pub(crate) hi: Vec3A,
+}
+
+impl Box32 {
+    /// A stored box as it is (exact).
+    #[inline(always)]
+    pub(crate) fn stored(b: &Aabb) -> Self {
+        Self {
+            lo: Vec3A::from_array(b.min),
+            hi: Vec3A::from_array(b.max),
+        }
+    }
+
+    /// Whether the two closed boxes overlap.
+    #[inline(always)]
+    pub(crate) fn overlaps(&self, o: &Self) -> bool {
+        (self.lo.cmple(o.hi) & o.lo.cmple(self.hi)).all()
+    }
+}
+
+/// A [`BoxMap`] evaluated in f32, its padding grown by a bound on the f32 rounding so that its
+/// image of a box always contains the image in exact arithmetic, padded as the f64 map pads it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct BoxMap32 {
+    cols: [Vec3A; 3],
+    abs_cols: [Vec3A; 3],
+    t: Vec3A,
+    pad: Vec3A,
+}
+
+impl BoxMap32 {
+    /// The padded image of `b` (coordinates within the `mag` given to [`BoxMap::to_f32`]).
+    #[inline(always)]
+    pub(crate) fn map(&self, b: &Aabb) -> Box32 {
+        let (lo, hi) = (Vec3A::from_array(b.min), Vec3A::from_array(b.max));
+        // Halves first: no overflow for any finite box.
+        let (lo, hi) = (lo * 0.5, hi * 0.5);
+        let (c, h) = (lo + hi, hi - lo);
+        let cc = self.cols[0] * c.x + self.cols[1] * c.y + self.cols[2] * c.z + self.t;
+        let hh = self.abs_cols[0] * h.x + self.abs_cols[1] * h.y + self.abs_cols[2] * h.z + self.pad;
+        Box32 {
+            lo: cc - hh,
+            hi: cc + hh,
+        }
+    }
+}
+
+/// `x` rounded up to f32 (`x ≥ 0`).
+fn up32(x: f64) -> f32 {
+    let y = x as f32;
+    if (y as f64) < x {
+        y.next_up()
+    } else {
+        y
     }
 }
 
@@ -153,9 +243,26 @@ impl Frame {
                 + K * (3.0 * norm(&m) * mag_b + 2.0 * max_abs(&t) + nrat * reach);
             Frame::Local(BoxMap::new(m, t, pad))
         } else {
-            let pad_a = eps_a + K * (2.0 * norm(&ra) * mag_a + max_abs(&ta)) + margin * 0.5;
-            let pad_b = eps_b + K * (2.0 * norm(&rb) * mag_b + max_abs(&tb)) + margin * 0.5;
-            Frame::World(BoxMap::new(ra, ta, pad_a), BoxMap::new(rb, tb, pad_b))
+            let (a, b) = Self::world_maps(pa, mag_a, pb, mag_b, margin);
+            Frame::World(a, b)
         }
+    }
+
+    /// The maps of the world frame for the same inputs as [`Frame::new`] (valid for any affine
+    /// poses).
+    pub(crate) fn world_maps(
+        pa: &Pose64,
+        mag_a: f64,
+        pb: &Pose64,
+        mag_b: f64,
+        margin: f64,
+    ) -> (BoxMap, BoxMap) {
+        let one = |p: &Pose64, mag: f64| {
+            let (r, t) = (rot(p), trans(p));
+            let eps = corner_rounding(&r, &t, mag);
+            let pad = eps + K * (2.0 * norm(&r) * mag + max_abs(&t)) + margin * 0.5;
+            BoxMap::new(r, t, pad)
+        };
+        (one(pa, mag_a), one(pb, mag_b))
     }
 }

@@ -12,7 +12,7 @@ use gprox_geometry::tri_distance::triangle_distance;
 use gprox_geometry::tri_tri::triangles_intersect;
 
 use super::frame::{box_magnitude, Frame};
-use super::node_test::{Both, Local, Mapped, NodeTest, World};
+use super::node_test::{Both, Entry, Local, Mapped, NodeTest, Stacks, World};
 use super::{CollideError, CollisionObject, Side};
 
 /// Reusable per-thread buffers; cache entries are valid when their stamp equals `generation`.
@@ -21,15 +21,7 @@ pub(crate) struct Scratch {
     generation: u32,
     vert_a: Stamped<DVec3>,
     vert_b: Stamped<DVec3>,
-    stack: Vec<Entry>,
-}
-
-/// A node pair known to overlap, with its mapped boxes.
-#[derive(Clone, Copy, Debug)]
-struct Entry {
-    i: u32,
-    j: u32,
-    m: Mapped,
+    stacks: Stacks,
 }
 
 #[derive(Default)]
@@ -94,11 +86,11 @@ enum Test {
 }
 
 /// What one step of the descent found below a pair.
-enum Step {
+enum Step<X> {
     /// A leaf pair: the exact test is due.
     Leaf,
     /// The overlapping children pairs, left child first.
-    Inner(Option<Entry>, Option<Entry>),
+    Inner(Option<Entry<X>>, Option<Entry<X>>),
 }
 
 /// One traversal over two posed trees, borrowing a scratch.
@@ -169,19 +161,31 @@ impl<'a, 's> Traversal<'a, 's> {
             .iter()
             .zip(&b.pose.rows)
             .any(|(x, y)| x[..3] != y[..3]);
+        let (mag_a, mag_b) = (
+            box_magnitude(&a.bvh.root_aabb()),
+            box_magnitude(&b.bvh.root_aabb()),
+        );
+        let world_frame = || {
+            let (a, b) = Frame::world_maps(&a.pose, mag_a, &b.pose, mag_b, margin);
+            Test::World(World { a, b })
+        };
         let test = match frame {
-            Frame::World(ma, mb) => Test::World(World { a: ma, b: mb }),
-            Frame::Local(to_a) if rotated => {
-                let (mag_a, mag_b) = (
-                    box_magnitude(&a.bvh.root_aabb()),
-                    box_magnitude(&b.bvh.root_aabb()),
-                );
-                match Frame::new(&b.pose, mag_b, &a.pose, mag_a, margin) {
-                    Frame::Local(to_b) => Test::Both(Both { to_a, to_b }),
-                    Frame::World(..) => Test::Local(Local(to_a)),
+            Frame::World(a, b) => Test::World(World { a, b }),
+            Frame::Local(to_a) => match to_a.to_f32(mag_b) {
+                // f32 figures out of range (absurd poses or coordinates): compare in world
+                // space in f64.
+                None => world_frame(),
+                Some(to_a) if rotated => {
+                    match Frame::new(&b.pose, mag_b, &a.pose, mag_a, margin) {
+                        Frame::Local(to_b) => match to_b.to_f32(mag_a) {
+                            Some(to_b) => Test::Both(Both { to_a, to_b }),
+                            None => Test::Local(Local(to_a)),
+                        },
+                        Frame::World(..) => Test::Local(Local(to_a)),
+                    }
                 }
-            }
-            Frame::Local(to_a) => Test::Local(Local(to_a)),
+                Some(to_a) => Test::Local(Local(to_a)),
+            },
         };
         Self {
             a,
@@ -197,23 +201,23 @@ impl<'a, 's> Traversal<'a, 's> {
 
     /// Whether the root boxes overlap (the traversal starts at `[0, 0]` only then).
     pub(crate) fn roots_overlap(&mut self) -> bool {
-        self.entry([0, 0]).is_some()
+        match self.test {
+            Test::Local(t) => self.entry(&t, [0, 0]).is_some(),
+            Test::Both(t) => self.entry(&t, [0, 0]).is_some(),
+            Test::World(t) => self.entry(&t, [0, 0]).is_some(),
+        }
     }
 
     /// The pair `p` with its mapped boxes, when it overlaps (`None` too for a missing node: it
     /// is reported when the pair is expanded).
-    fn entry(&self, p: [u32; 2]) -> Option<Entry> {
+    fn entry<T: NodeTest>(&self, t: &T, p: [u32; 2]) -> Option<Entry<T::Box>> {
         let (Some(na), Some(nb)) = (
             self.a.bvh.nodes.get(p[0] as usize),
             self.b.bvh.nodes.get(p[1] as usize),
         ) else {
             return None;
         };
-        let m = match &self.test {
-            Test::Local(t) => t.pair(&na.aabb, &nb.aabb),
-            Test::Both(t) => t.pair(&na.aabb, &nb.aabb),
-            Test::World(t) => t.pair(&na.aabb, &nb.aabb),
-        }?;
+        let m = t.pair(&na.aabb, &nb.aabb)?;
         Some(Entry {
             i: p[0],
             j: p[1],
@@ -224,7 +228,7 @@ impl<'a, 's> Traversal<'a, 's> {
     /// The overlapping children pairs of `e` (descending the larger node), or `Leaf` for a leaf
     /// pair.
     #[inline(always)]
-    fn step<T: NodeTest>(&self, t: &T, e: &Entry) -> Result<Step, CollideError> {
+    fn step<T: NodeTest>(&self, t: &T, e: &Entry<T::Box>) -> Result<Step<T::Box>, CollideError> {
         let (an, bn) = (self.a.bvh.nodes.as_slice(), self.b.bvh.nodes.as_slice());
         let na = node(an, Side::A, e.i)?;
         let nb = node(bn, Side::B, e.j)?;
@@ -280,7 +284,7 @@ impl<'a, 's> Traversal<'a, 's> {
         front: &mut Vec<[u32; 2]>,
         want: usize,
     ) -> Result<(), CollideError> {
-        let mut cur: Vec<Entry> = front.iter().filter_map(|&p| self.entry(p)).collect();
+        let mut cur: Vec<Entry<T::Box>> = front.iter().filter_map(|&p| self.entry(t, p)).collect();
         let mut next = Vec::with_capacity(cur.len() * 4);
         while cur.len() < want {
             next.clear();
@@ -325,22 +329,19 @@ impl<'a, 's> Traversal<'a, 's> {
         start: &[[u32; 2]],
         sink: &mut Sink<'_>,
     ) -> Result<(), CollideError> {
-        let mut stack = std::mem::take(&mut self.scratch.stack);
+        let mut stack = std::mem::take(T::stack(&mut self.scratch.stacks));
         stack.clear();
         for &p in start.iter().rev() {
             // A pair whose node is missing gets an empty entry, so the descent reports it.
-            let e = self.entry(p).unwrap_or(Entry {
+            let e = self.entry(t, p).unwrap_or(Entry {
                 i: p[0],
                 j: p[1],
-                m: Mapped {
-                    a: [0.0; 6],
-                    b: [0.0; 6],
-                },
+                m: Mapped::default(),
             });
             stack.push(e);
         }
         let res = self.descend(t, &mut stack, sink);
-        self.scratch.stack = stack;
+        *T::stack(&mut self.scratch.stacks) = stack;
         res
     }
 
@@ -348,7 +349,7 @@ impl<'a, 's> Traversal<'a, 's> {
     fn descend<T: NodeTest>(
         &mut self,
         t: &T,
-        stack: &mut Vec<Entry>,
+        stack: &mut Vec<Entry<T::Box>>,
         sink: &mut Sink<'_>,
     ) -> Result<(), CollideError> {
         let mut polls = 0u32;
