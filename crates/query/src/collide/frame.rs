@@ -266,3 +266,62 @@ impl Frame {
         (one(pa, mag_a), one(pb, mag_b))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use glam::{DQuat, DVec3};
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn pose(q: DQuat, t: DVec3) -> Pose64 {
+        let m = glam::DMat3::from_quat(q);
+        let mut rows = [[0.0; 4]; 3];
+        for (i, row) in rows.iter_mut().enumerate() {
+            *row = [m.row(i).x, m.row(i).y, m.row(i).z, t[i]];
+        }
+        Pose64 { rows }
+    }
+
+    proptest! {
+        /// The f32 image of a box contains its f64 image (which carries only f64 rounding,
+        /// far below the f32 map's slack), for boxes within the magnitude given.
+        #[test]
+        fn f32_image_contains_f64_image(
+            axis in (-1.0f64..1.0, -1.0f64..1.0, 0.1f64..1.0),
+            angle in -3.2f64..3.2,
+            t in (-50.0f64..50.0, -50.0f64..50.0, -50.0f64..50.0),
+            c in (-1.0f64..1.0, -1.0f64..1.0, -1.0f64..1.0),
+            h in (0.0f64..0.3, 0.0f64..0.3, 0.0f64..0.3),
+            scale in prop::sample::select(vec![1e-3, 1.0, 7.0, 1e4]),
+            margin in prop::sample::select(vec![0.0, 1e-3, 0.5]),
+        ) {
+            let q = DQuat::from_axis_angle(DVec3::new(axis.0, axis.1, axis.2).normalize(), angle);
+            let pb = pose(q, DVec3::new(t.0, t.1, t.2) * scale);
+            let pa = pose(DQuat::from_rotation_z(0.3), DVec3::ZERO);
+            let mag = 1.3 * scale;
+            let Frame::Local(m) = Frame::new(&pa, mag, &pb, mag, margin) else {
+                panic!("rotations compare in a local frame");
+            };
+            let lo = [c.0 - h.0, c.1 - h.1, c.2 - h.2].map(|v| (v * scale) as f32);
+            let hi = [c.0 + h.0, c.1 + h.1, c.2 + h.2].map(|v| (v * scale) as f32);
+            let b = Aabb { min: lo, max: hi };
+            let wide = m.map(&b);
+            let narrow = m.to_f32(mag).expect("figures in f32 range").map(&b);
+            for i in 0..3 {
+                prop_assert!((narrow.lo[i] as f64) <= wide[i]);
+                prop_assert!((narrow.hi[i] as f64) >= wide[i + 3]);
+            }
+        }
+    }
+
+    #[test]
+    fn f32_map_refused_near_the_f32_range() {
+        let p = Pose64::IDENTITY;
+        let Frame::Local(m) = Frame::new(&p, 1e31, &p, 1e31, 0.0) else {
+            panic!("identity compares in a local frame");
+        };
+        assert!(m.to_f32(1e31).is_none());
+        assert!(m.to_f32(1e20).is_some());
+    }
+}
