@@ -130,7 +130,8 @@ impl BoxMap32 {
         let (lo, hi) = (lo * 0.5, hi * 0.5);
         let (c, h) = (lo + hi, hi - lo);
         let cc = self.cols[0] * c.x + self.cols[1] * c.y + self.cols[2] * c.z + self.t;
-        let hh = self.abs_cols[0] * h.x + self.abs_cols[1] * h.y + self.abs_cols[2] * h.z + self.pad;
+        let hh =
+            self.abs_cols[0] * h.x + self.abs_cols[1] * h.y + self.abs_cols[2] * h.z + self.pad;
         Box32 {
             lo: cc - hh,
             hi: cc + hh,

@@ -175,15 +175,13 @@ impl<'a, 's> Traversal<'a, 's> {
                 // f32 figures out of range (absurd poses or coordinates): compare in world
                 // space in f64.
                 None => world_frame(),
-                Some(to_a) if rotated => {
-                    match Frame::new(&b.pose, mag_b, &a.pose, mag_a, margin) {
-                        Frame::Local(to_b) => match to_b.to_f32(mag_a) {
-                            Some(to_b) => Test::Both(Both { to_a, to_b }),
-                            None => Test::Local(Local(to_a)),
-                        },
-                        Frame::World(..) => Test::Local(Local(to_a)),
-                    }
-                }
+                Some(to_a) if rotated => match Frame::new(&b.pose, mag_b, &a.pose, mag_a, margin) {
+                    Frame::Local(to_b) => match to_b.to_f32(mag_a) {
+                        Some(to_b) => Test::Both(Both { to_a, to_b }),
+                        None => Test::Local(Local(to_a)),
+                    },
+                    Frame::World(..) => Test::Local(Local(to_a)),
+                },
                 Some(to_a) => Test::Local(Local(to_a)),
             },
         };
