@@ -44,9 +44,9 @@ impl BoxMap {
 
     /// The f32 version of this map for boxes with coordinates within `±mag`, or `None` when its
     /// figures come near the f32 range (the f32 evaluation could overflow).
-    pub(crate) fn to_f32(&self, mag: f64) -> Option<BoxMap32> {
+    pub(crate) fn f32_map(&self, mag: f64) -> Option<BoxMap32> {
         let reach = 2.0 * norm(&self.m) * mag + max_abs(&self.t) + self.pad;
-        if !(reach < 1e30) {
+        if !reach.is_finite() || reach >= 1e30 {
             return None;
         }
         let pad = up32((self.pad + K32 * reach + TINY32) * (1.0 + K32));
@@ -122,7 +122,7 @@ pub(crate) struct BoxMap32 {
 }
 
 impl BoxMap32 {
-    /// The padded image of `b` (coordinates within the `mag` given to [`BoxMap::to_f32`]).
+    /// The padded image of `b` (coordinates within the `mag` given to [`BoxMap::f32_map`]).
     #[inline(always)]
     pub(crate) fn map(&self, b: &Aabb) -> Box32 {
         let (lo, hi) = (Vec3A::from_array(b.min), Vec3A::from_array(b.max));
@@ -139,11 +139,11 @@ impl BoxMap32 {
     }
 }
 
-/// `x` rounded up to f32 (`x ≥ 0`).
+/// `x` rounded up to f32 (`0 ≤ x < 1e30`: the next float up is the next bit pattern).
 fn up32(x: f64) -> f32 {
     let y = x as f32;
     if (y as f64) < x {
-        y.next_up()
+        f32::from_bits(y.to_bits() + 1)
     } else {
         y
     }
@@ -308,7 +308,7 @@ mod tests {
             let hi = [c.0 + h.0, c.1 + h.1, c.2 + h.2].map(|v| (v * scale) as f32);
             let b = Aabb { min: lo, max: hi };
             let wide = m.map(&b);
-            let narrow = m.to_f32(mag).expect("figures in f32 range").map(&b);
+            let narrow = m.f32_map(mag).expect("figures in f32 range").map(&b);
             for i in 0..3 {
                 prop_assert!((narrow.lo[i] as f64) <= wide[i]);
                 prop_assert!((narrow.hi[i] as f64) >= wide[i + 3]);
@@ -322,7 +322,7 @@ mod tests {
         let Frame::Local(m) = Frame::new(&p, 1e31, &p, 1e31, 0.0) else {
             panic!("identity compares in a local frame");
         };
-        assert!(m.to_f32(1e31).is_none());
-        assert!(m.to_f32(1e20).is_some());
+        assert!(m.f32_map(1e31).is_none());
+        assert!(m.f32_map(1e20).is_some());
     }
 }

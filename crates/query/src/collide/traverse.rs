@@ -171,12 +171,12 @@ impl<'a, 's> Traversal<'a, 's> {
         };
         let test = match frame {
             Frame::World(a, b) => Test::World(World { a, b }),
-            Frame::Local(to_a) => match to_a.to_f32(mag_b) {
+            Frame::Local(to_a) => match to_a.f32_map(mag_b) {
                 // f32 figures out of range (absurd poses or coordinates): compare in world
                 // space in f64.
                 None => world_frame(),
                 Some(to_a) if rotated => match Frame::new(&b.pose, mag_b, &a.pose, mag_a, margin) {
-                    Frame::Local(to_b) => match to_b.to_f32(mag_a) {
+                    Frame::Local(to_b) => match to_b.f32_map(mag_a) {
                         Some(to_b) => Test::Both(Both { to_a, to_b }),
                         None => Test::Local(Local(to_a)),
                     },
