@@ -13,6 +13,7 @@
 
 mod bv;
 mod frame;
+mod node_test;
 mod tracked;
 mod traverse;
 

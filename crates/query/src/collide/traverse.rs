@@ -1,27 +1,27 @@
-//! Sequential simultaneous traversal of two BVHs (the bounding-volume test tree), with lazily
-//! filled per-thread caches of mapped node boxes and world vertices.
+//! Sequential simultaneous traversal of two BVHs (the bounding-volume test tree): a depth-first
+//! descent that keeps its current pair out of the stack and carries each pair's mapped boxes
+//! (module `node_test`), with a lazily filled per-thread cache of world vertices.
 
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use glam::DVec3;
-use gprox_bvh::{Aabb, BvhNode};
+use gprox_bvh::BvhNode;
 use gprox_geometry::transform::{transform_point, Pose64};
 use gprox_geometry::tri_distance::triangle_distance;
 use gprox_geometry::tri_tri::triangles_intersect;
 
-use super::frame::{box_magnitude, BoxMap, Frame};
+use super::frame::{box_magnitude, Frame};
+use super::node_test::{Both, Entry, Local, Mapped, NodeTest, Stacks, World};
 use super::{CollideError, CollisionObject, Side};
 
-/// Reusable per-thread buffers; entries are valid when their stamp equals `generation`.
+/// Reusable per-thread buffers; cache entries are valid when their stamp equals `generation`.
 #[derive(Default)]
 pub(crate) struct Scratch {
     generation: u32,
-    box_a: Stamped<[f64; 6]>,
-    box_b: Stamped<[f64; 6]>,
     vert_a: Stamped<DVec3>,
     vert_b: Stamped<DVec3>,
-    pub(crate) stack: Vec<[u32; 2]>,
+    stacks: Stacks,
 }
 
 #[derive(Default)]
@@ -77,11 +77,27 @@ pub(crate) struct Sink<'s> {
     pub(crate) error: Option<CollideError>,
 }
 
+/// The node-pair test of a query (see module `node_test`).
+#[derive(Clone, Copy, Debug)]
+enum Test {
+    Local(Local),
+    Both(Both),
+    World(World),
+}
+
+/// What one step of the descent found below a pair.
+enum Step<X> {
+    /// A leaf pair: the exact test is due.
+    Leaf,
+    /// The overlapping children pairs, left child first.
+    Inner(Option<Entry<X>>, Option<Entry<X>>),
+}
+
 /// One traversal over two posed trees, borrowing a scratch.
 pub(crate) struct Traversal<'a, 's> {
     a: &'a CollisionObject<'a>,
     b: &'a CollisionObject<'a>,
-    frame: Frame,
+    test: Test,
     margin: f64,
     /// Padding of the triangle-box prefilter when `margin > 0`: pairs farther apart than this
     /// along an axis cannot have a computed distance within the margin (`mag` bounds the world
@@ -93,34 +109,27 @@ pub(crate) struct Traversal<'a, 's> {
     /// Whether A's / B's pose is the identity (world vertices = stored ones, no cache needed;
     /// the usual case of deforming meshes given in world coordinates).
     identity: [bool; 2],
-    /// With a local frame (B mapped into A's): A's boxes mapped into B's frame, when B's pose
-    /// is a rotation too. A node pair must then overlap in both frames — the face axes of both
-    /// boxes, as the first six axes of an OBB test — which rejects far more pairs under a
-    /// relative rotation than one mapped box alone (its image grows up to √3 times).
-    reverse: Option<BoxMap>,
 }
 
-#[inline]
-fn overlap(a: &[f64; 6], b: &[f64; 6]) -> bool {
-    a[0] <= b[3] && b[0] <= a[3] && a[1] <= b[4] && b[1] <= a[4] && a[2] <= b[5] && b[2] <= a[5]
-}
-
-#[inline]
-fn promote(b: &Aabb) -> [f64; 6] {
-    [
-        b.min[0] as f64,
-        b.min[1] as f64,
-        b.min[2] as f64,
-        b.max[0] as f64,
-        b.max[1] as f64,
-        b.max[2] as f64,
-    ]
-}
-
-#[inline]
+#[inline(always)]
 fn size(n: &BvhNode) -> f32 {
     let b = &n.aabb;
     (b.max[0] - b.min[0]) + (b.max[1] - b.min[1]) + (b.max[2] - b.min[2])
+}
+
+/// Node `i` of one side's tree, or the error naming it.
+#[inline(always)]
+fn node(nodes: &[BvhNode], side: Side, i: u32) -> Result<&BvhNode, CollideError> {
+    match nodes.get(i as usize) {
+        Some(n) => Ok(n),
+        None => Err(bad_node(side, i)),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn bad_node(side: Side, node: u32) -> CollideError {
+    CollideError::InvalidTree { side, node }
 }
 
 impl<'a, 's> Traversal<'a, 's> {
@@ -137,149 +146,121 @@ impl<'a, 's> Traversal<'a, 's> {
         if clear {
             scratch.generation = 1;
         }
-        scratch.box_a.reset(a.bvh.nodes.len(), clear);
-        scratch.box_b.reset(b.bvh.nodes.len(), clear);
         scratch.vert_a.reset(a.mesh.vertex_count(), clear);
         scratch.vert_b.reset(b.mesh.vertex_count(), clear);
         let budget = (a.bvh.nodes.len() as u64) * (b.bvh.nodes.len() as u64) + 1;
         let identity = [a.pose == Pose64::IDENTITY, b.pose == Pose64::IDENTITY];
         // Two poses differing by a translation only: A's image in B's frame is as loose as B's
-        // in A's, a second test would reject nothing more.
+        // in A's, a second test would reject nothing more. Under a relative rotation a node
+        // pair must overlap in both frames — the face axes of both boxes, as the first six
+        // axes of an OBB test — which rejects far more pairs than one mapped box alone (its
+        // image grows up to √3 times).
         let rotated = a
             .pose
             .rows
             .iter()
             .zip(&b.pose.rows)
             .any(|(x, y)| x[..3] != y[..3]);
-        let reverse = match (&frame, rotated) {
-            (Frame::Local(_), true) => {
-                let (mag_a, mag_b) = (
-                    box_magnitude(&a.bvh.root_aabb()),
-                    box_magnitude(&b.bvh.root_aabb()),
-                );
-                match Frame::new(&b.pose, mag_b, &a.pose, mag_a, margin) {
-                    Frame::Local(m) => Some(m),
-                    Frame::World(..) => None,
-                }
-            }
-            _ => None,
+        let (mag_a, mag_b) = (
+            box_magnitude(&a.bvh.root_aabb()),
+            box_magnitude(&b.bvh.root_aabb()),
+        );
+        let world_frame = || {
+            let (a, b) = Frame::world_maps(&a.pose, mag_a, &b.pose, mag_b, margin);
+            Test::World(World { a, b })
+        };
+        let test = match frame {
+            Frame::World(a, b) => Test::World(World { a, b }),
+            Frame::Local(to_a) => match to_a.f32_map(mag_b) {
+                // f32 figures out of range (absurd poses or coordinates): compare in world
+                // space in f64.
+                None => world_frame(),
+                Some(to_a) if rotated => match Frame::new(&b.pose, mag_b, &a.pose, mag_a, margin) {
+                    Frame::Local(to_b) => match to_b.f32_map(mag_a) {
+                        Some(to_b) => Test::Both(Both { to_a, to_b }),
+                        None => Test::Local(Local(to_a)),
+                    },
+                    Frame::World(..) => Test::Local(Local(to_a)),
+                },
+                Some(to_a) => Test::Local(Local(to_a)),
+            },
         };
         Self {
             a,
             b,
-            frame,
+            test,
             margin,
             tri_pad: margin * (1.0 + 1e-12) + 1e-12 * mag,
             scratch,
             budget,
             identity,
-            reverse,
         }
-    }
-
-    /// Whether node `i` of A (its box `ba` in the comparison frame) and node `j` of B (`bb`)
-    /// overlap: in the comparison frame, then in B's frame when there is a reverse map.
-    #[inline(always)]
-    fn pair_overlaps(
-        &mut self,
-        i: usize,
-        na: &BvhNode,
-        ba: &[f64; 6],
-        nb: &BvhNode,
-        bb: &[f64; 6],
-    ) -> bool {
-        if !overlap(ba, bb) {
-            return false;
-        }
-        match self.reverse {
-            None => true,
-            Some(rev) => {
-                let g = self.scratch.generation;
-                let ra = self.scratch.box_a.get_or(i, g, || rev.map(&na.aabb));
-                overlap(&ra, &promote(&nb.aabb))
-            }
-        }
-    }
-
-    /// Box of node `i` of A in the comparison frame.
-    #[inline]
-    fn box_a(&mut self, i: usize, node: &BvhNode) -> [f64; 6] {
-        match &self.frame {
-            Frame::Local(_) => promote(&node.aabb),
-            Frame::World(ma, _) => {
-                let g = self.scratch.generation;
-                self.scratch.box_a.get_or(i, g, || ma.map(&node.aabb))
-            }
-        }
-    }
-
-    /// Box of node `i` of B in the comparison frame.
-    #[inline]
-    fn box_b(&mut self, i: usize, node: &BvhNode) -> [f64; 6] {
-        let map: &BoxMap = match &self.frame {
-            Frame::Local(m) => m,
-            Frame::World(_, mb) => mb,
-        };
-        let g = self.scratch.generation;
-        self.scratch.box_b.get_or(i, g, || map.map(&node.aabb))
-    }
-
-    fn bad_node(&self, side: Side, node: u32) -> CollideError {
-        CollideError::InvalidTree { side, node }
     }
 
     /// Whether the root boxes overlap (the traversal starts at `[0, 0]` only then).
     pub(crate) fn roots_overlap(&mut self) -> bool {
-        let (na, nb) = (self.a.bvh.nodes[0], self.b.bvh.nodes[0]);
-        let (ba, bb) = (self.box_a(0, &na), self.box_b(0, &nb));
-        self.pair_overlaps(0, &na, &ba, &nb, &bb)
+        match self.test {
+            Test::Local(t) => self.entry(&t, [0, 0]).is_some(),
+            Test::Both(t) => self.entry(&t, [0, 0]).is_some(),
+            Test::World(t) => self.entry(&t, [0, 0]).is_some(),
+        }
     }
 
-    /// Replaces the overlapping pair `p` by its overlapping children pairs (descending the
-    /// larger node), pushed on `out`; leaf pairs are pushed back unchanged. Returns false when
-    /// `p` was a leaf pair.
+    /// The pair `p` with its mapped boxes, when it overlaps (`None` too for a missing node: it
+    /// is reported when the pair is expanded).
+    fn entry<T: NodeTest>(&self, t: &T, p: [u32; 2]) -> Option<Entry<T::Box>> {
+        let (Some(na), Some(nb)) = (
+            self.a.bvh.nodes.get(p[0] as usize),
+            self.b.bvh.nodes.get(p[1] as usize),
+        ) else {
+            return None;
+        };
+        let m = t.pair(&na.aabb, &nb.aabb)?;
+        Some(Entry {
+            i: p[0],
+            j: p[1],
+            m,
+        })
+    }
+
+    /// The overlapping children pairs of `e` (descending the larger node), or `Leaf` for a leaf
+    /// pair.
     #[inline(always)]
-    fn expand(&mut self, p: [u32; 2], out: &mut Vec<[u32; 2]>) -> Result<bool, CollideError> {
+    fn step<T: NodeTest>(&self, t: &T, e: &Entry<T::Box>) -> Result<Step<T::Box>, CollideError> {
         let (an, bn) = (self.a.bvh.nodes.as_slice(), self.b.bvh.nodes.as_slice());
-        let na = *an
-            .get(p[0] as usize)
-            .ok_or_else(|| self.bad_node(Side::A, p[0]))?;
-        let nb = *bn
-            .get(p[1] as usize)
-            .ok_or_else(|| self.bad_node(Side::B, p[1]))?;
+        let na = node(an, Side::A, e.i)?;
+        let nb = node(bn, Side::B, e.j)?;
         let split_a = match (na.is_leaf(), nb.is_leaf()) {
-            (true, true) => {
-                out.push(p);
-                return Ok(false);
-            }
+            (true, true) => return Ok(Step::Leaf),
             (true, false) => false,
             (false, true) => true,
-            (false, false) => size(&na) >= size(&nb),
+            (false, false) => size(na) >= size(nb),
         };
         if split_a {
-            let bb = self.box_b(p[1] as usize, &nb);
-            for c in [na.right, na.left] {
-                let nc = *an
-                    .get(c as usize)
-                    .ok_or_else(|| self.bad_node(Side::A, c))?;
-                let bc = self.box_a(c as usize, &nc);
-                if self.pair_overlaps(c as usize, &nc, &bc, &nb, &bb) {
-                    out.push([c, p[1]]);
-                }
-            }
+            let nr = node(an, Side::A, na.right)?;
+            let nl = node(an, Side::A, na.left)?;
+            let child = |c: u32, nc: &BvhNode| {
+                t.child_a(&nc.aabb, &nb.aabb, &e.m.b).map(|a| Entry {
+                    i: c,
+                    j: e.j,
+                    m: Mapped { a, b: e.m.b },
+                })
+            };
+            let r = child(na.right, nr);
+            Ok(Step::Inner(child(na.left, nl), r))
         } else {
-            let ba = self.box_a(p[0] as usize, &na);
-            for c in [nb.right, nb.left] {
-                let nc = *bn
-                    .get(c as usize)
-                    .ok_or_else(|| self.bad_node(Side::B, c))?;
-                let bc = self.box_b(c as usize, &nc);
-                if self.pair_overlaps(p[0] as usize, &na, &ba, &nc, &bc) {
-                    out.push([p[0], c]);
-                }
-            }
+            let nr = node(bn, Side::B, nb.right)?;
+            let nl = node(bn, Side::B, nb.left)?;
+            let child = |c: u32, nc: &BvhNode| {
+                t.child_b(&na.aabb, &e.m.a, &nc.aabb).map(|b| Entry {
+                    i: e.i,
+                    j: c,
+                    m: Mapped { a: e.m.a, b },
+                })
+            };
+            let r = child(nb.right, nr);
+            Ok(Step::Inner(child(nb.left, nl), r))
         }
-        Ok(true)
     }
 
     /// Expands `front` breadth-first until it holds at least `want` pairs or only leaf pairs.
@@ -288,65 +269,125 @@ impl<'a, 's> Traversal<'a, 's> {
         front: &mut Vec<[u32; 2]>,
         want: usize,
     ) -> Result<(), CollideError> {
-        let mut next = Vec::with_capacity(front.len() * 4);
-        while front.len() < want {
+        match self.test {
+            Test::Local(t) => self.widen_with(&t, front, want),
+            Test::Both(t) => self.widen_with(&t, front, want),
+            Test::World(t) => self.widen_with(&t, front, want),
+        }
+    }
+
+    fn widen_with<T: NodeTest>(
+        &self,
+        t: &T,
+        front: &mut Vec<[u32; 2]>,
+        want: usize,
+    ) -> Result<(), CollideError> {
+        let mut cur: Vec<Entry<T::Box>> = front.iter().filter_map(|&p| self.entry(t, p)).collect();
+        let mut next = Vec::with_capacity(cur.len() * 4);
+        while cur.len() < want {
             next.clear();
             let mut grew = false;
-            for &p in front.iter() {
-                grew |= self.expand(p, &mut next)?;
+            for e in &cur {
+                match self.step(t, e)? {
+                    Step::Leaf => next.push(*e),
+                    Step::Inner(l, r) => {
+                        grew = true;
+                        next.extend(r);
+                        next.extend(l);
+                    }
+                }
             }
-            std::mem::swap(front, &mut next);
+            std::mem::swap(&mut cur, &mut next);
             if !grew {
                 break;
             }
         }
+        front.clear();
+        front.extend(cur.iter().map(|e| [e.i, e.j]));
         Ok(())
     }
 
     /// Depth-first traversal below the overlapping pairs `start`, reporting into `sink`.
     pub(crate) fn run(&mut self, start: &[[u32; 2]], sink: &mut Sink<'_>) {
-        let mut stack = std::mem::take(&mut self.scratch.stack);
+        let res = match self.test {
+            Test::Local(t) => self.run_with(&t, start, sink),
+            Test::Both(t) => self.run_with(&t, start, sink),
+            Test::World(t) => self.run_with(&t, start, sink),
+        };
+        if let Err(e) = res {
+            sink.error = Some(e);
+        }
+    }
+
+    /// The descent of [`Self::run`] for one node test: the current pair stays out of the stack
+    /// (its first overlapping child pair becomes the next current one; only a second is pushed).
+    fn run_with<T: NodeTest>(
+        &mut self,
+        t: &T,
+        start: &[[u32; 2]],
+        sink: &mut Sink<'_>,
+    ) -> Result<(), CollideError> {
+        let mut stack = std::mem::take(T::stack(&mut self.scratch.stacks));
         stack.clear();
-        stack.extend(start.iter().rev());
+        for &p in start.iter().rev() {
+            // A pair whose node is missing gets an empty entry, so the descent reports it.
+            let e = self.entry(t, p).unwrap_or(Entry {
+                i: p[0],
+                j: p[1],
+                m: Mapped::default(),
+            });
+            stack.push(e);
+        }
+        let res = self.descend(t, &mut stack, sink);
+        *T::stack(&mut self.scratch.stacks) = stack;
+        res
+    }
+
+    #[inline(always)]
+    fn descend<T: NodeTest>(
+        &mut self,
+        t: &T,
+        stack: &mut Vec<Entry<T::Box>>,
+        sink: &mut Sink<'_>,
+    ) -> Result<(), CollideError> {
         let mut polls = 0u32;
-        while let Some(p) = stack.pop() {
+        let Some(mut cur) = stack.pop() else {
+            return Ok(());
+        };
+        loop {
             if self.budget == 0 {
-                sink.error = Some(CollideError::CyclicTree);
-                break;
+                return Err(CollideError::CyclicTree);
             }
             self.budget -= 1;
             if let Some(flag) = sink.any {
                 polls = polls.wrapping_add(1);
                 if polls % 64 == 0 && flag.load(Ordering::Relaxed) {
-                    break;
+                    return Ok(());
                 }
             }
-            match self.expand(p, &mut stack) {
-                Ok(true) => {}
-                Ok(false) => {
-                    stack.pop();
-                    match self.leaf_pair(p) {
-                        Ok(None) => {}
-                        Ok(Some(faces)) => {
-                            if let Some(flag) = sink.any {
-                                flag.store(true, Ordering::Relaxed);
-                                break;
-                            }
-                            sink.pairs.push(faces);
+            let next = match self.step(t, &cur)? {
+                Step::Inner(Some(l), r) => {
+                    stack.extend(r);
+                    Some(l)
+                }
+                Step::Inner(None, Some(r)) => Some(r),
+                Step::Inner(None, None) => None,
+                Step::Leaf => {
+                    if let Some(faces) = self.leaf_pair([cur.i, cur.j])? {
+                        if let Some(flag) = sink.any {
+                            flag.store(true, Ordering::Relaxed);
+                            return Ok(());
                         }
-                        Err(e) => {
-                            sink.error = Some(e);
-                            break;
-                        }
+                        sink.pairs.push(faces);
                     }
+                    None
                 }
-                Err(e) => {
-                    sink.error = Some(e);
-                    break;
-                }
-            }
+            };
+            cur = match next.or_else(|| stack.pop()) {
+                Some(e) => e,
+                None => return Ok(()),
+            };
         }
-        self.scratch.stack = stack;
     }
 
     /// World corners of face `f` of one side, through the vertex cache.
