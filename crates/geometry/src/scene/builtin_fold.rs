@@ -268,18 +268,14 @@ pub(super) fn folding_sheet() -> Scene {
         .map(|s| fold_self_contact(s, margin))
         .collect();
     if let Some(collide) = truth {
-        scene
-            .truth
-            .by_target
-            .entry("image-self-collide".into())
-            .or_default()
-            .insert(
-                "sheet".into(),
-                Truth {
-                    collide: Some(collide),
-                    ..Default::default()
-                },
-            );
+        scene.truth.set(
+            "image-self-collide",
+            "sheet",
+            Truth {
+                collide: Some(collide),
+                ..Default::default()
+            },
+        );
     }
     scene
 }

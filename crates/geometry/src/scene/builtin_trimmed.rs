@@ -342,18 +342,14 @@ pub(super) fn flag_balls() -> Scene {
         Err(e) => unreachable!("built-in scene is consistent: {e}"),
     };
     if decided {
-        scene
-            .truth
-            .by_target
-            .entry("image-collide".into())
-            .or_default()
-            .insert(
-                "all".into(),
-                Truth {
-                    collide: Some(collide),
-                    ..Default::default()
-                },
-            );
+        scene.truth.set(
+            "image-collide",
+            "all",
+            Truth {
+                collide: Some(collide),
+                ..Default::default()
+            },
+        );
     }
     scene
 }

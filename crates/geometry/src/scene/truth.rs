@@ -63,6 +63,14 @@ pub struct SceneTruth {
 }
 
 impl SceneTruth {
+    /// Sets the truth of the target `label` of the query `kind` (built-in scenes' own truth).
+    pub fn set(&mut self, kind: &str, label: &str, truth: Truth) {
+        self.by_target
+            .entry(kind.into())
+            .or_default()
+            .insert(label.into(), truth);
+    }
+
     /// The truth of the target `label` of the query `kind` (as spelled in `scene.json`), if
     /// the scene has any.
     pub fn get(&self, kind: &str, label: &str) -> Option<Truth> {
