@@ -5,6 +5,7 @@
 //!
 //! Run with `cargo run --release -p gprox-bench -- --help` or `cargo bench -p gprox-bench`.
 
+mod check;
 pub mod compare;
 pub mod external;
 pub mod field_oracle;
