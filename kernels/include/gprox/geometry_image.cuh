@@ -1,5 +1,5 @@
 // Geometry images on the device (Greß, Guthe, Klein 2006): the layouts shared with
-// kernels/src/geometry_image.rs and the mirrors of crates/query/src/geometry_image/
+// kernels/src/geometry_image/ and the mirrors of crates/query/src/geometry_image/
 // {hierarchy, traverse, self_collide}.rs (glam's operation order, no FMA: the build passes
 // --fmad=false / -ffp-contract=off).
 #pragma once
