@@ -439,7 +439,7 @@ fn device_evaluation_equals_cpu_bit_for_bit() {
     ];
     for (si, s) in surfaces.iter().enumerate() {
         let face = TrimmedFace::untrimmed(s.clone()).unwrap();
-        let full = ImageSpec::new(0, s, &Pose64::IDENTITY, 0.03, None)
+        let full = ImageSpec::new(0, s, &Pose64::IDENTITY, 0.1, None)
             .unwrap()
             .unwrap();
         let clipped = ImageSpec {

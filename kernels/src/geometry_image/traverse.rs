@@ -10,7 +10,7 @@ use super::{DeviceImage, ImageFace, ImageTraverseParams, COUNTERS, FRONTIER_CAPA
 use crate::device::{Device, DeviceBuffer, MappedBuffer};
 use crate::error::Result;
 use crate::kernel::Kernel;
-use crate::lbvh::CountedSort;
+use crate::lbvh::RadixJob;
 
 /// Radix digit totals of a sort (8 passes of 256 digits).
 const RADIX_TOTALS: usize = 8 * 256;
@@ -260,7 +260,7 @@ impl Device {
             p.step = steps.len() as u32;
             p.frontier_in = front[steps.len() % 2].device_ptr();
             unsafe { self.launch(Kernel::ImageKeys, grid, block, &p)? };
-            let sort = CountedSort {
+            let sort = RadixJob {
                 keys: [keys[0].device_ptr(), keys[1].device_ptr()],
                 values: [values[0].device_ptr(), values[1].device_ptr()],
                 count_at: counters.device_ptr() + 4 * (COUNTERS as u64 - 1),
