@@ -89,8 +89,8 @@ pub trait BoundingVolume: Copy + Send + Sync + std::fmt::Debug + 'static {
     fn contains_point(&self, p: DVec3, tol: f64) -> bool;
 
     /// A ball holding the volume: its centre and a radius (up to the rounding of one square
-    /// root), for a separation test cheaper than [`BoundingVolume::distance_lower_bound`].
-    /// Defaults to an infinite ball, which separates nothing.
+    /// root); the distance query's first descent takes the pair with nearer centres where
+    /// lower bounds tie. Defaults to an infinite ball at the origin (no information).
     #[inline]
     fn ball(&self) -> (DVec3, f64) {
         (DVec3::ZERO, f64::INFINITY)
