@@ -88,6 +88,14 @@ pub trait BoundingVolume: Copy + Send + Sync + std::fmt::Debug + 'static {
     /// Whether `p` lies in the volume enlarged by `tol`.
     fn contains_point(&self, p: DVec3, tol: f64) -> bool;
 
+    /// A ball holding the volume: its centre and a radius (up to the rounding of one square
+    /// root); the distance query's first descent takes the pair with nearer centres where
+    /// lower bounds tie. Defaults to an infinite ball at the origin (no information).
+    #[inline]
+    fn ball(&self) -> (DVec3, f64) {
+        (DVec3::ZERO, f64::INFINITY)
+    }
+
     /// A size measure (the radius of a ball around the volume), used to pick which node of a
     /// pair to split.
     fn size(&self) -> f64;

@@ -164,6 +164,11 @@ impl BoundingVolume for Obb {
         (0..3).all(|i| d[i].abs() <= self.half_extents[i] + tol)
     }
 
+    #[inline]
+    fn ball(&self) -> (DVec3, f64) {
+        (self.center, self.size())
+    }
+
     fn size(&self) -> f64 {
         self.half_extents.length()
     }

@@ -375,6 +375,11 @@ impl BoundingVolume for Rss {
         (du * du + dv * dv + d.z * d.z).sqrt() <= self.radius + tol
     }
 
+    #[inline]
+    fn ball(&self) -> (DVec3, f64) {
+        (self.center, self.size())
+    }
+
     fn size(&self) -> f64 {
         self.half_lengths.length() + self.radius
     }

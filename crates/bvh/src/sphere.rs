@@ -117,6 +117,11 @@ impl BoundingVolume for Sphere {
         p.distance(self.center) <= self.radius + tol
     }
 
+    #[inline]
+    fn ball(&self) -> (DVec3, f64) {
+        (self.center, self.size())
+    }
+
     fn size(&self) -> f64 {
         self.radius
     }

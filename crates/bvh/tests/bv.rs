@@ -79,6 +79,14 @@ fn containment<B: BoundingVolume>(
         prop_assert!(bv.contains_point(*x, tol), "fit misses {x:?}: {bv:?}");
     }
     // Fitting in an arbitrary frame also contains.
+    // The ball around the volume holds the contents (the rounding of one square root aside).
+    let (c, r) = bv.ball();
+    for x in &p {
+        prop_assert!(
+            x.distance(c) <= r * (1.0 + 1e-12) + tol,
+            "ball misses {x:?}: {bv:?}"
+        );
+    }
     let frame = DMat3::from_quat(DQuat::from_rotation_y(0.3) * DQuat::from_rotation_x(1.1));
     let bf = B::fit_in_frame(&p, &frame);
     for x in &p {

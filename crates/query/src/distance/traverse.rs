@@ -117,6 +117,14 @@ impl<B: BoundingVolume> Ctx<'_, B> {
         va.distance_lower_bound(&vb) * scale
     }
 
+    /// Distance between the centres of the balls around a node pair's volumes (in A's
+    /// frame; a heuristic, not a bound).
+    fn centre_gap(&self, (a, b): (u32, u32)) -> f64 {
+        let ca = self.an[a as usize].bv.ball().0;
+        let cb = self.bn[b as usize].bv.ball().0;
+        ca.distance(self.q * cb + self.t)
+    }
+
     fn leaf_pair(&self, a: u32, b: u32) -> Best {
         let ta = self.an[a as usize].left;
         let tb = self.bn[b as usize].left;
@@ -163,7 +171,13 @@ impl<B: BoundingVolume> Ctx<'_, B> {
             let [c0, c1] = self.children(a, b);
             let l0 = self.lower_bound(c0.0, c0.1, f64::INFINITY);
             let l1 = self.lower_bound(c1.0, c1.1, f64::INFINITY);
-            (a, b) = if l0 <= l1 { c0 } else { c1 };
+            // Equal bounds (overlapping volumes near the top): the nearer centres.
+            let near0 = if l0 == l1 {
+                self.centre_gap(c0) <= self.centre_gap(c1)
+            } else {
+                l0 < l1
+            };
+            (a, b) = if near0 { c0 } else { c1 };
         }
         self.leaf_pair(a, b)
     }
