@@ -9,8 +9,12 @@
 //!
 //! ```text
 //! cargo run --release -p gprox-bench --bin penetration-field -- [--backend cpu|cuda|emulated]
-//!     [--repeats N] [--frames N] [--out DIR]
+//!     [--repeats N] [--frames N] [--frame F] [--scales 0.25,1] [--no-depths] [--out DIR]
 //! ```
+//!
+//! `--scales` picks the tolerances (multiples of d, default `0.25,0.5,1,2,4`) and `--frame F`
+//! runs only frame `F` (e.g. the deepest at d/4, frame 0) — for profiling one case;
+//! `--no-depths` times the classification alone (count and volume, no per-sample depths).
 //!
 //! Prints markdown and writes `DIR/penetration-field.md` and `DIR/penetration-field.png`
 //! (default `target/bench`).
@@ -29,6 +33,9 @@ struct Args {
     backend: Backend,
     repeats: usize,
     frames: Option<usize>,
+    frame: Option<usize>,
+    scales: Vec<f64>,
+    depths: bool,
     out: PathBuf,
 }
 
@@ -37,6 +44,9 @@ fn args() -> Result<Args> {
         backend: Backend::Cpu,
         repeats: 3,
         frames: None,
+        frame: None,
+        scales: vec![0.25, 0.5, 1.0, 2.0, 4.0],
+        depths: true,
         out: PathBuf::from("target/bench"),
     };
     let mut it = std::env::args().skip(1);
@@ -46,6 +56,14 @@ fn args() -> Result<Args> {
             "--backend" => a.backend = v()?.parse().map_err(anyhow::Error::msg)?,
             "--repeats" => a.repeats = v()?.parse::<usize>()?.max(1),
             "--frames" => a.frames = Some(v()?.parse()?),
+            "--no-depths" => a.depths = false,
+            "--frame" => a.frame = Some(v()?.parse()?),
+            "--scales" => {
+                a.scales = v()?
+                    .split(',')
+                    .map(str::parse)
+                    .collect::<Result<_, _>>()?
+            }
             "--out" => a.out = PathBuf::from(v()?),
             other => bail!("unknown argument {other}"),
         }
@@ -89,6 +107,11 @@ fn main() -> Result<()> {
         ctx.model(scene.mesh(1).clone())?,
     ];
     let frames = args.frames.unwrap_or(usize::MAX).min(scene.frame_count());
+    let frame_list: Vec<usize> = match args.frame {
+        Some(f) if f < scene.frame_count() => vec![f],
+        Some(f) => bail!("--frame {f}: the scene has {} frames", scene.frame_count()),
+        None => (0..frames).collect(),
+    };
     let d = field_tolerance(&scene, 0);
     let threads = rayon::current_num_threads();
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
@@ -97,7 +120,7 @@ fn main() -> Result<()> {
         md,
         "Penetration field, `{}` ({} frames, 2 × {} triangles, deforming), backend `{}`, {threads} rayon threads, {} repeats per frame; load average at start: {}\n",
         scene.name(),
-        frames,
+        frame_list.len(),
         scene.mesh(0).face_count(),
         args.backend,
         args.repeats,
@@ -109,10 +132,13 @@ fn main() -> Result<()> {
     );
     let _ = writeln!(md, "|---|---:|---:|---:|---:|");
     let mut best: Option<(u64, usize)> = None;
-    for m in [0.25, 0.5, 1.0, 2.0, 4.0] {
-        let opts = ImageSpaceOptions::new(d * m);
+    for &m in &args.scales {
+        let opts = ImageSpaceOptions {
+            depths: args.depths,
+            ..ImageSpaceOptions::new(d * m)
+        };
         let (mut times, mut samples, mut volume, mut most) = (Vec::new(), 0u64, 0.0, 0u64);
-        for f in 0..frames {
+        for &f in &frame_list {
             let mut reps = Vec::new();
             let mut last = None;
             for _ in 0..args.repeats {
@@ -140,8 +166,8 @@ fn main() -> Result<()> {
             md,
             "| {label} = {:.4} | {} / {most} | {:.4} | {:.2} ms | {:.2} ms |",
             d * m,
-            samples / frames.max(1) as u64,
-            volume / frames.max(1) as f64,
+            samples / frame_list.len().max(1) as u64,
+            volume / frame_list.len().max(1) as f64,
             median(times),
             worst
         );
