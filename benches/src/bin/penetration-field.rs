@@ -58,12 +58,7 @@ fn args() -> Result<Args> {
             "--frames" => a.frames = Some(v()?.parse()?),
             "--no-depths" => a.depths = false,
             "--frame" => a.frame = Some(v()?.parse()?),
-            "--scales" => {
-                a.scales = v()?
-                    .split(',')
-                    .map(str::parse)
-                    .collect::<Result<_, _>>()?
-            }
+            "--scales" => a.scales = v()?.split(',').map(str::parse).collect::<Result<_, _>>()?,
             "--out" => a.out = PathBuf::from(v()?),
             other => bail!("unknown argument {other}"),
         }

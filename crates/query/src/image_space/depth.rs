@@ -298,18 +298,30 @@ fn nearest_among(
         bound[j] = h * h + e * e;
     }
     let mut cut = (best.distance + margin).powi(2);
-    for (&f, &lb) in s.faces.iter().zip(&s.bound) {
-        if lb > cut || f == best.face {
-            continue;
-        }
-        let (d, q) = point_triangle_distance(p, &w.triangle(f));
-        if d < best.distance || (d == best.distance && f < best.face) {
-            best = SurfacePoint {
-                distance: d,
-                point: q,
-                face: f,
-            };
-            cut = (d + margin).powi(2);
+    // The candidates under the first cut, 64 at a time as a bit mask (branch-free), then the
+    // few set bits with the current cut.
+    for (at, chunk) in bound.chunks(64).enumerate() {
+        let first = cut;
+        let mut mask = chunk
+            .iter()
+            .enumerate()
+            .fold(0u64, |m, (j, &lb)| m | u64::from(lb <= first) << j);
+        while mask != 0 {
+            let j = 64 * at + mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            let f = s.faces[j];
+            if bound[j] > cut || f == best.face {
+                continue;
+            }
+            let (d, q) = point_triangle_distance(p, &w.triangle(f));
+            if d < best.distance || (d == best.distance && f < best.face) {
+                best = SurfacePoint {
+                    distance: d,
+                    point: q,
+                    face: f,
+                };
+                cut = (d + margin).powi(2);
+            }
         }
     }
     best
