@@ -3,14 +3,19 @@
 //! deforming every frame, 16 frames): the tolerance sweep d/4 … 4d (d = the harness's
 //! `penetration-field` tolerance, 0.0207) with the samples inside both tori and the frame
 //! times (update + query, median of the repeats per frame, then median and worst over the
-//! frames), and a picture of the frame with the most samples: samples coloured by their depth
+//! frames; also the CPU time of all threads per frame, steadier than wall time on a shared
+//! machine), and a picture of the frame with the most samples: samples coloured by their depth
 //! (blue shallow → red deep), dark arrows for the directions out of B (about 80 samples,
 //! length = depth).
 //!
 //! ```text
 //! cargo run --release -p gprox-bench --bin penetration-field -- [--backend cpu|cuda|emulated]
-//!     [--repeats N] [--frames N] [--out DIR]
+//!     [--repeats N] [--frames N] [--frame F] [--scales 0.25,1] [--no-depths] [--out DIR]
 //! ```
+//!
+//! `--scales` picks the tolerances (multiples of d, default `0.25,0.5,1,2,4`) and `--frame F`
+//! runs only frame `F` (e.g. the deepest at d/4, frame 0) — for profiling one case;
+//! `--no-depths` times the classification alone (count and volume, no per-sample depths).
 //!
 //! Prints markdown and writes `DIR/penetration-field.md` and `DIR/penetration-field.png`
 //! (default `target/bench`).
@@ -29,6 +34,9 @@ struct Args {
     backend: Backend,
     repeats: usize,
     frames: Option<usize>,
+    frame: Option<usize>,
+    scales: Vec<f64>,
+    depths: bool,
     out: PathBuf,
 }
 
@@ -37,6 +45,9 @@ fn args() -> Result<Args> {
         backend: Backend::Cpu,
         repeats: 3,
         frames: None,
+        frame: None,
+        scales: vec![0.25, 0.5, 1.0, 2.0, 4.0],
+        depths: true,
         out: PathBuf::from("target/bench"),
     };
     let mut it = std::env::args().skip(1);
@@ -46,6 +57,9 @@ fn args() -> Result<Args> {
             "--backend" => a.backend = v()?.parse().map_err(anyhow::Error::msg)?,
             "--repeats" => a.repeats = v()?.parse::<usize>()?.max(1),
             "--frames" => a.frames = Some(v()?.parse()?),
+            "--no-depths" => a.depths = false,
+            "--frame" => a.frame = Some(v()?.parse()?),
+            "--scales" => a.scales = v()?.split(',').map(str::parse).collect::<Result<_, _>>()?,
             "--out" => a.out = PathBuf::from(v()?),
             other => bail!("unknown argument {other}"),
         }
@@ -54,18 +68,33 @@ fn args() -> Result<Args> {
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
 }
 
-/// One frame: update both models, then the query (timed together).
+/// CPU time of every thread of this process so far (ns; Linux `schedstat`, `None`
+/// elsewhere): on a shared machine the CPU time of a frame is steadier than its wall time.
+fn process_cpu_ns() -> Option<u64> {
+    let mut total = 0;
+    for task in std::fs::read_dir("/proc/self/task").ok()? {
+        let stat = std::fs::read_to_string(task.ok()?.path().join("schedstat")).ok()?;
+        total += stat.split_whitespace().next()?.parse::<u64>().ok()?;
+    }
+    Some(total)
+}
+
+/// One frame: update both models, then the query (timed together): wall and CPU ms.
 fn frame(
     ctx: &Context,
     scene: &Scene,
     models: &mut [Model; 2],
     f: usize,
     opts: &ImageSpaceOptions,
-) -> Result<(f64, Intersection)> {
+) -> Result<(f64, f64, Intersection)> {
+    let cpu = process_cpu_ns();
     let t = Instant::now();
     for (i, m) in models.iter_mut().enumerate() {
         ctx.update(m, scene.positions(f, i))?;
@@ -77,7 +106,12 @@ fn frame(
         &scene.pose(f, 1),
         opts,
     )?;
-    Ok((t.elapsed().as_secs_f64() * 1e3, r))
+    let wall = t.elapsed().as_secs_f64() * 1e3;
+    let cpu = match (cpu, process_cpu_ns()) {
+        (Some(a), Some(b)) => b.saturating_sub(a) as f64 * 1e-6,
+        _ => f64::NAN,
+    };
+    Ok((wall, cpu, r))
 }
 
 fn main() -> Result<()> {
@@ -89,6 +123,11 @@ fn main() -> Result<()> {
         ctx.model(scene.mesh(1).clone())?,
     ];
     let frames = args.frames.unwrap_or(usize::MAX).min(scene.frame_count());
+    let frame_list: Vec<usize> = match args.frame {
+        Some(f) if f < scene.frame_count() => vec![f],
+        Some(f) => bail!("--frame {f}: the scene has {} frames", scene.frame_count()),
+        None => (0..frames).collect(),
+    };
     let d = field_tolerance(&scene, 0);
     let threads = rayon::current_num_threads();
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
@@ -97,7 +136,7 @@ fn main() -> Result<()> {
         md,
         "Penetration field, `{}` ({} frames, 2 × {} triangles, deforming), backend `{}`, {threads} rayon threads, {} repeats per frame; load average at start: {}\n",
         scene.name(),
-        frames,
+        frame_list.len(),
         scene.mesh(0).face_count(),
         args.backend,
         args.repeats,
@@ -105,23 +144,29 @@ fn main() -> Result<()> {
     );
     let _ = writeln!(
         md,
-        "| tolerance | samples inside both (mean / max) | volume (mean) | median frame | worst frame |"
+        "| tolerance | samples inside both (mean / max) | volume (mean) | median frame | worst frame | CPU ms of the median / worst frame (all threads) |"
     );
-    let _ = writeln!(md, "|---|---:|---:|---:|---:|");
+    let _ = writeln!(md, "|---|---:|---:|---:|---:|---:|");
     let mut best: Option<(u64, usize)> = None;
-    for m in [0.25, 0.5, 1.0, 2.0, 4.0] {
-        let opts = ImageSpaceOptions::new(d * m);
+    for &m in &args.scales {
+        let opts = ImageSpaceOptions {
+            depths: args.depths,
+            ..ImageSpaceOptions::new(d * m)
+        };
         let (mut times, mut samples, mut volume, mut most) = (Vec::new(), 0u64, 0.0, 0u64);
-        for f in 0..frames {
-            let mut reps = Vec::new();
+        let mut cpus = Vec::new();
+        for &f in &frame_list {
+            let (mut reps, mut cpu) = (Vec::new(), Vec::new());
             let mut last = None;
             for _ in 0..args.repeats {
-                let (ms, r) = frame(&ctx, &scene, &mut models, f, &opts)?;
+                let (ms, c, r) = frame(&ctx, &scene, &mut models, f, &opts)?;
                 reps.push(ms);
+                cpu.push(c);
                 last = Some(r);
             }
             let r = last.context("no repeat")?;
             times.push(median(reps));
+            cpus.push(median(cpu));
             samples += r.count();
             volume += r.volume();
             most = most.max(r.count());
@@ -130,6 +175,7 @@ fn main() -> Result<()> {
             }
         }
         let worst = times.iter().copied().fold(0.0, f64::max);
+        let worst_cpu = cpus.iter().copied().fold(0.0, f64::max);
         let label = match m {
             0.25 => "d/4".to_string(),
             0.5 => "d/2".to_string(),
@@ -138,12 +184,14 @@ fn main() -> Result<()> {
         };
         let _ = writeln!(
             md,
-            "| {label} = {:.4} | {} / {most} | {:.4} | {:.2} ms | {:.2} ms |",
+            "| {label} = {:.4} | {} / {most} | {:.4} | {:.2} ms | {:.2} ms | {:.2} / {:.2} ms |",
             d * m,
-            samples / frames.max(1) as u64,
-            volume / frames.max(1) as f64,
+            samples / frame_list.len().max(1) as u64,
+            volume / frame_list.len().max(1) as f64,
             median(times),
-            worst
+            worst,
+            median(cpus),
+            worst_cpu
         );
     }
     print!("{md}");
@@ -151,7 +199,7 @@ fn main() -> Result<()> {
     std::fs::write(args.out.join("penetration-field.md"), &md)?;
     // The picture: the frame with the most samples at tolerance d.
     if let Some((_, f)) = best {
-        let (_, r) = frame(&ctx, &scene, &mut models, f, &ImageSpaceOptions::new(d))?;
+        let (_, _, r) = frame(&ctx, &scene, &mut models, f, &ImageSpaceOptions::new(d))?;
         let mut pic = Picture::new(900, 700);
         for (i, m) in models.iter().enumerate() {
             let color = if i == 0 {

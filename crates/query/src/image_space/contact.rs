@@ -32,11 +32,15 @@ pub struct Contact {
 
 /// One contact per region holding samples, by region (samples in region, lattice order).
 pub(crate) fn contacts(samples: &[IntersectionSample]) -> Vec<Contact> {
+    // The per-sample directions in parallel; the sums below stay in sample order.
+    let steps: Vec<DVec3> = samples
+        .par_iter()
+        .map(|s| s.direction_out_of_b() - s.direction_out_of_a())
+        .collect();
     let mut out: Vec<Contact> = Vec::new();
     let mut sum = DVec3::ZERO;
-    for s in samples {
+    for (s, &step) in samples.iter().zip(&steps) {
         let depth = s.a.distance.min(s.b.distance);
-        let step = s.direction_out_of_b() - s.direction_out_of_a();
         match out.last_mut() {
             Some(c) if c.region == s.region => {
                 c.samples += 1;

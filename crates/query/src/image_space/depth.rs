@@ -11,7 +11,7 @@
 //! 2. One walk of the tree gathers the block's candidates: every face whose box is within
 //!    `D + r` of the samples' box. The nearest face of every sample of the block is among
 //!    them; each keeps the unit normal and offset of its plane.
-//! 3. Per sample, in lattice order: the previous sample's face gives a first distance; the
+//! 3. Per sample (along the columns): the previous sample's face gives a first distance; the
 //!    distance to a candidate's plane, a lower bound of the distance to the face that costs one
 //!    dot product (a vectorised pass over all candidates), skips every face that cannot beat
 //!    it; the others get the exact [`point_triangle_distance`].
@@ -60,7 +60,9 @@ impl<'w, 'a> Surface<'w, 'a> {
 /// Reusable buffers of [`surface_points`].
 #[derive(Default)]
 pub(crate) struct DepthScratch {
-    order: Vec<(u128, u32)>,
+    order: Vec<u32>,
+    start: Vec<usize>,
+    fill: Vec<usize>,
     stack: Vec<(u32, f64)>,
     walk: Vec<u32>,
     faces: Vec<u32>,
@@ -88,39 +90,70 @@ pub(crate) fn surface_points(
             face: u32::MAX,
         },
     );
-    // Sample indices by block, then in lattice order inside the block (`z`, `y`, `x`).
+    // Sample indices grouped by block (a counting sort: blocks in lattice order `z`, `y`, `x`,
+    // the samples of a block in their given order).
+    let Some(first) = cells.first() else {
+        return;
+    };
+    let (mut lo, mut hi) = (first.map(|x| x / BLOCK), first.map(|x| x / BLOCK));
+    for c in cells {
+        for a in 0..3 {
+            lo[a] = lo[a].min(c[a] / BLOCK);
+            hi[a] = hi[a].max(c[a] / BLOCK);
+        }
+    }
+    let n = [0, 1, 2].map(|a| (hi[a] - lo[a]) as usize + 1);
+    let block = |c: &[u32; 3]| {
+        let b = [0, 1, 2].map(|a| (c[a] / BLOCK - lo[a]) as usize);
+        (b[2] * n[1] + b[1]) * n[0] + b[0]
+    };
+    let blocks = n[0].checked_mul(n[1]).and_then(|x| x.checked_mul(n[2]));
     let mut order = std::mem::take(&mut s.order);
     order.clear();
-    order.extend(
-        cells
-            .iter()
-            .enumerate()
-            .map(|(i, &c)| (block_key(c), i as u32)),
-    );
-    order.sort_unstable();
+    s.start.clear();
+    match blocks.filter(|&b| b <= 4 * cells.len() + 64) {
+        Some(blocks) => {
+            s.start.resize(blocks + 1, 0);
+            for c in cells {
+                s.start[block(c) + 1] += 1;
+            }
+            for b in 1..s.start.len() {
+                s.start[b] += s.start[b - 1];
+            }
+            order.resize(cells.len(), 0);
+            s.fill.clear();
+            s.fill.extend_from_slice(&s.start);
+            for (i, c) in cells.iter().enumerate() {
+                let b = block(c);
+                order[s.fill[b]] = i as u32;
+                s.fill[b] += 1;
+            }
+        }
+        // Sparse cells over a huge box: sort by block instead of counting.
+        None => {
+            let key = |i: u32| {
+                let c = cells[i as usize];
+                [2, 1, 0].map(|a| c[a] / BLOCK)
+            };
+            order.extend(0..cells.len() as u32);
+            order.sort_by_key(|&i| key(i));
+            s.start.push(0);
+            for j in 1..order.len() {
+                if key(order[j]) != key(order[j - 1]) {
+                    s.start.push(j);
+                }
+            }
+            s.start.push(order.len());
+        }
+    }
     let mut seed: Option<u32> = None;
-    let mut at = 0;
-    while at < order.len() {
-        let key = order[at].0 >> 6;
-        let len = order[at..]
-            .iter()
-            .position(|&(k, _)| k >> 6 != key)
-            .unwrap_or(order.len() - at);
-        let idx = &order[at..at + len];
-        seed = Some(run_block(w, lattice, cells, idx, seed, s, out));
-        at += len;
+    for b in 0..s.start.len() - 1 {
+        let idx = &order[s.start[b]..s.start[b + 1]];
+        if !idx.is_empty() {
+            seed = Some(run_block(w, lattice, cells, idx, seed, s, out));
+        }
     }
     s.order = order;
-}
-
-/// Sort key of a cell: its block (`z`, `y`, `x`), then its place in the block (`z`, `y`,
-/// `x`); `key >> 6` is the block.
-fn block_key(c: [u32; 3]) -> u128 {
-    let (b, r) = (
-        c.map(|x| u128::from(x / BLOCK)),
-        c.map(|x| u128::from(x % BLOCK)),
-    );
-    (b[2] << 70) | (b[1] << 40) | (b[0] << 10) | (r[2] << 4) | (r[1] << 2) | r[0]
 }
 
 /// The samples `idx` of one block; `seed` is a face near them. Returns the last sample's face.
@@ -128,13 +161,13 @@ fn run_block(
     sf: &Surface<'_, '_>,
     lattice: &Lattice,
     cells: &[[u32; 3]],
-    idx: &[(u128, u32)],
+    idx: &[u32],
     seed: Option<u32>,
     s: &mut DepthScratch,
     out: &mut [SurfacePoint],
 ) -> u32 {
     let (mut lo, mut hi) = (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY));
-    for &(_, i) in idx {
+    for &i in idx {
         let p = lattice.center(cells[i as usize]);
         lo = lo.min(p);
         hi = hi.max(p);
@@ -151,7 +184,7 @@ fn run_block(
     let keep = (centre.distance + 2.0 * r) * (1.0 + MARGIN) + MARGIN * scale;
     gather(sf, [lo, hi], reach, (c, keep * keep), s);
     let mut last = centre.face;
-    for &(_, i) in idx {
+    for &i in idx {
         let p = lattice.center(cells[i as usize]);
         let best = nearest_among(w, p, last, scale, s);
         last = best.face;
@@ -265,18 +298,30 @@ fn nearest_among(
         bound[j] = h * h + e * e;
     }
     let mut cut = (best.distance + margin).powi(2);
-    for (&f, &lb) in s.faces.iter().zip(&s.bound) {
-        if lb > cut || f == best.face {
-            continue;
-        }
-        let (d, q) = point_triangle_distance(p, &w.triangle(f));
-        if d < best.distance || (d == best.distance && f < best.face) {
-            best = SurfacePoint {
-                distance: d,
-                point: q,
-                face: f,
-            };
-            cut = (d + margin).powi(2);
+    // The candidates under the first cut, 64 at a time as a bit mask (branch-free), then the
+    // few set bits with the current cut.
+    for (at, chunk) in bound.chunks(64).enumerate() {
+        let first = cut;
+        let mut mask = chunk
+            .iter()
+            .enumerate()
+            .fold(0u64, |m, (j, &lb)| m | u64::from(lb <= first) << j);
+        while mask != 0 {
+            let j = 64 * at + mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            let f = s.faces[j];
+            if bound[j] > cut || f == best.face {
+                continue;
+            }
+            let (d, q) = point_triangle_distance(p, &w.triangle(f));
+            if d < best.distance || (d == best.distance && f < best.face) {
+                best = SurfacePoint {
+                    distance: d,
+                    point: q,
+                    face: f,
+                };
+                cut = (d + margin).powi(2);
+            }
         }
     }
     best

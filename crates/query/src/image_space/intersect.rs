@@ -358,16 +358,38 @@ impl Plan {
             uncertain: 0,
             contacts: Vec::new(),
         };
-        for p in parts {
+        for p in &parts {
             out.count += p.count;
             out.uncertain += p.uncertain;
-            out.samples.extend(p.samples);
         }
-        out.samples
-            .sort_unstable_by_key(|s| (s.region, cell_order(s.cell)));
+        out.samples = sorted_samples(&parts);
         out.contacts = contacts(&out.samples);
         out
     }
+}
+
+/// The samples of every part by region, then lattice order: their keys (region, `z`, `y`,
+/// `x`) with their places are sorted in parallel, then the samples are gathered in parallel
+/// (one copy of each, into an output of the final size).
+fn sorted_samples(parts: &[Part]) -> Vec<IntersectionSample> {
+    let key = |s: &IntersectionSample| {
+        let (z, y, x) = cell_order(s.cell);
+        (u128::from(s.region) << 96) | (u128::from(z) << 64) | (u128::from(y) << 32) | u128::from(x)
+    };
+    let mut keys: Vec<(u128, usize, usize)> = parts
+        .par_iter()
+        .enumerate()
+        .flat_map_iter(|(t, p)| {
+            p.samples
+                .iter()
+                .enumerate()
+                .map(move |(i, s)| (key(s), t, i))
+        })
+        .collect();
+    keys.par_sort_unstable_by_key(|k| k.0);
+    keys.par_iter()
+        .map(|&(_, t, i)| parts[t].samples[i])
+        .collect()
 }
 
 /// One tile of an [`IntersectionSweep`]: a box of cells swept in ray columns along `axis`.

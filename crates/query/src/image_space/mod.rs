@@ -10,8 +10,8 @@
 //!   in tiles of at most `tile × tile` ray columns, so the working memory is bounded by the
 //!   tile, not by the region ([`ImageSpaceOptions::tile`]).
 //! * **Inside tests** (`column.rs`, §5.1): each sample is classified against each closed mesh
-//!   by its winding number along a `+k` ray column, one column at a time with its crossings
-//!   sorted and an active list (§5.1.1), exactly (`orient2d`/`orient3d` signs and the symbolic
+//!   by its winding number along a `+k` ray column, one column at a time, face by face over
+//!   runs of samples that share a state (§5.1.1's sorted crossings), exactly (`orient2d`/`orient3d` signs and the symbolic
 //!   perturbation of `penetration/inside.rs`): a sample on an edge or a vertex is settled by
 //!   the same tie-break, a sample on a face is "on the surface" (not inside). Tiles run in
 //!   parallel (rayon).
