@@ -66,15 +66,14 @@ mod lattice;
 mod near;
 mod region;
 mod self_volume;
+mod sweep;
 
 pub use contact::{separation, Contact, Separation};
 pub use field::{distance_field, DistanceField, DistanceSample};
-pub use intersect::{
-    intersect, Intersection, IntersectionSample, IntersectionSweep, SurfacePoint, SweepOutcome,
-    SweepTile,
-};
+pub use intersect::{intersect, Intersection, IntersectionSample, SurfacePoint};
 pub use lattice::{CellBox, Lattice};
 pub use self_volume::{self_intersection_volume, SelfIntersection};
+pub use sweep::{IntersectionSweep, SweepOutcome, SweepTile};
 
 use crate::collide::{CollisionObject, Side};
 use crate::penetration::{self, PenetrationError};
