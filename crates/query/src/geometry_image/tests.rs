@@ -78,23 +78,29 @@ fn heights() -> impl Strategy<Value = Vec<f64>> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(12))]
 
-    /// Neighbouring texels are within δ = ε / (2√6); the true surface inside sampled quads lies
-    /// in their padded boxes.
+    /// Neighbouring texels are within δ and the padding is σ with `√6 δ + √3 σ ≤ ε`; every point
+    /// of a padded leaf box is within ε of the quad's first texel; the true surface inside sampled
+    /// quads lies in their padded boxes.
     #[test]
     fn resolution_is_certified(h in heights(), eps in 0.02f64..0.1) {
         let f = sheet(&h, DVec3::ZERO, false);
         let (img, _) = image(0, &f, eps);
-        let delta = eps / (2.0 * 6f64.sqrt()) * (1.0 + 1e-5);
         let (w, ht) = (img.width(), img.height());
+        let mut delta = 0.0f64;
         for j in 0..ht {
             for i in 0..w {
                 let p = img.positions[j * w + i];
-                if i + 1 < w { prop_assert!(p.distance(img.positions[j * w + i + 1]) as f64 <= delta); }
-                if j + 1 < ht { prop_assert!(p.distance(img.positions[(j + 1) * w + i]) as f64 <= delta); }
+                if i + 1 < w { delta = delta.max(p.distance(img.positions[j * w + i + 1]) as f64); }
+                if j + 1 < ht { delta = delta.max(p.distance(img.positions[(j + 1) * w + i]) as f64); }
             }
         }
+        prop_assert!(6f64.sqrt() * delta + 3f64.sqrt() * img.spec.sigma <= eps * (1.0 + 1e-5));
         for q in quads(&img).step_by(7) {
             let b = qbox(&img, q);
+            let p00 = img.quad(q[0] as usize, q[1] as usize)[0];
+            // The box point farthest from p00: per axis the farther of min and max.
+            let far = (Vec3::from(b.max) - p00).abs().max((Vec3::from(b.min) - p00).abs());
+            prop_assert!(far.length() as f64 <= eps * (1.0 + 1e-4));
             let (p0, p1) = (img.texel_param(q[0] as usize, q[1] as usize), img.texel_param(q[0] as usize + 1, q[1] as usize + 1));
             for s in 0..=4 {
                 for t in 0..=4 {
