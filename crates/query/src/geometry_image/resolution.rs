@@ -130,14 +130,35 @@ impl ImageSpec {
     /// remainder with this spacing over every Bézier piece that overlaps the rectangle (so also
     /// for control points moved since the spec was made).
     pub fn deviation(&self, surface: &NurbsSurface, pose: &Pose64) -> f64 {
+        let (hu, hv) = self.spacing();
+        deviation(&self.pieces(surface), hu, hv, pose_stretch(pose))
+    }
+
+    /// The derivative bounds of the Bézier pieces of `surface` overlapping the rectangle.
+    fn pieces(&self, surface: &NurbsSurface) -> Vec<DerivativeBounds> {
         let r = &self.rect;
-        let pieces: Vec<_> = surface
+        surface
             .derivative_bounds()
             .into_iter()
             .filter(|b| b.rect.u0 < r.u1 && r.u0 < b.rect.u1 && b.rect.v0 < r.v1 && r.v0 < b.rect.v1)
-            .collect();
+            .collect()
+    }
+
+    /// Whether this grid still certifies the accuracy ε for `surface` under `pose` (moved
+    /// control points or a new pose): `√6 max(h_u sup|S_u|, h_v sup|S_v|) + √3 σ ≤ ε` over the
+    /// pieces overlapping the rectangle, σ the deviation bound on this grid. A deforming face can
+    /// then keep its grid and stencil and only update the positions.
+    pub fn admits(&self, surface: &NurbsSurface, pose: &Pose64) -> bool {
+        let pieces = self.pieces(surface);
         let (hu, hv) = self.spacing();
-        deviation(&pieces, hu, hv, pose_stretch(pose))
+        let stretch = pose_stretch(pose);
+        let spread = pieces
+            .iter()
+            .map(|b| (hu * b.du).max(hv * b.dv) * stretch)
+            .fold(0.0, f64::max);
+        let sigma = deviation(&pieces, hu, hv, stretch);
+        // The relative slack covers the rounding of the split (a fresh spec admits its surface).
+        6f64.sqrt() * spread + 3f64.sqrt() * sigma <= self.eps * (1.0 + 1e-9)
     }
 
     /// The u parameters of the texel columns.

@@ -112,6 +112,39 @@ proptest! {
         }
     }
 
+    /// A fresh grid admits its own surface; after moving the control points to a more curved
+    /// sheet the updated image's padded boxes still hold the true surface of every quad (the
+    /// padding follows the moved surface's deviation bound), and `admits` tells whether the
+    /// grid still certifies ε: when it says so, neighbours and deviation meet the split.
+    #[test]
+    fn deformed_update_keeps_boxes_certified(h0 in heights(), h1 in heights(), eps in 0.03f64..0.1) {
+        let (f0, f1) = (sheet(&h0.iter().map(|x| 0.1 * x).collect::<Vec<_>>(), DVec3::ZERO, false), sheet(&h1, DVec3::ZERO, false));
+        let (mut img, _) = image(0, &f0, eps);
+        prop_assert!(img.spec.admits(f0.surface(), &Pose64::IDENTITY));
+        img.update_positions(f1.surface(), &Pose64::IDENTITY).unwrap();
+        for q in quads(&img).step_by(5) {
+            let b = qbox(&img, q);
+            let (p0, p1) = (img.texel_param(q[0] as usize, q[1] as usize), img.texel_param(q[0] as usize + 1, q[1] as usize + 1));
+            for s in 0..=4 {
+                for t in 0..=4 {
+                    let u = p0.x + (p1.x - p0.x) * s as f64 / 4.0;
+                    let v = p0.y + (p1.y - p0.y) * t as f64 / 4.0;
+                    prop_assert!(b.contains_point(f1.point(u, v).as_vec3()));
+                }
+            }
+        }
+        if img.spec.admits(f1.surface(), &Pose64::IDENTITY) {
+            let w = img.width();
+            let mut delta = 0.0f64;
+            for (k, p) in img.positions.iter().enumerate() {
+                if k % w + 1 < w { delta = delta.max(p.distance(img.positions[k + 1]) as f64); }
+                if k + w < img.positions.len() { delta = delta.max(p.distance(img.positions[k + w]) as f64); }
+            }
+            let sigma = img.spec.deviation(f1.surface(), &Pose64::IDENTITY);
+            prop_assert!(6f64.sqrt() * delta + 3f64.sqrt() * sigma <= eps * (1.0 + 1e-5));
+        }
+    }
+
     /// The traversal returns exactly the quad pairs whose boxes overlap (approximate) or whose
     /// triangles intersect (exact), as brute force over all pairs finds them.
     #[test]
@@ -528,5 +561,39 @@ fn overlap_of_disjoint_boxes_is_empty_on_any_axis() {
         assert!(is_empty(&intersect(&a, &b)), "axis {k}");
         b.min[k] = 0.5;
         assert!(!is_empty(&intersect(&a, &b)), "axis {k}");
+    }
+}
+
+#[test]
+#[ignore]
+fn explore_pairs_tmp() {
+    let dir = data_dir().unwrap();
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("pairs.json")).unwrap()).unwrap();
+    for p in doc["pairs"].as_array().unwrap() {
+        let name = p["name"].as_str().unwrap();
+        let d = p["min_distance"].as_f64().unwrap();
+        let fa = load_trimmed_model(dir.join(p["model_a"].as_str().unwrap())).unwrap().faces;
+        let fb = load_trimmed_model(dir.join(p["model_b"].as_str().unwrap())).unwrap().faces;
+        let (pa, pb) = (pose(&p["transform_a"]), pose(&p["transform_b"]));
+        let clip = intersect(&model_box(&fa, &pa), &model_box(&fb, &pb));
+        for eps in [0.45 * d, 0.02, 0.1] {
+            if eps <= 0.0 { continue; }
+            let mut tot = 0usize;
+            let mut err = None;
+            let mut maxside = 0;
+            for (faces, pose) in [(&fa, &pa), (&fb, &pb)] {
+                for (k, f) in faces.iter().enumerate() {
+                    let c = intersect(&resolution::world_box(f.surface(), pose), &clip);
+                    if is_empty(&c) { continue; }
+                    match ImageSpec::new(k as u32, f.surface(), pose, eps, Some(&c)) {
+                        Ok(Some(s)) => { tot += s.width * s.height; maxside = maxside.max(s.width.max(s.height)); }
+                        Ok(None) => {}
+                        Err(e) => { err = Some(e.to_string()); }
+                    }
+                }
+            }
+            eprintln!("{name} d={d:e} eps={eps:e} texels={tot} maxside={maxside} err={err:?}");
+        }
     }
 }
