@@ -77,6 +77,8 @@ pub enum GeometryImageError {
 }
 
 #[cfg(test)]
+mod pairs_tests;
+#[cfg(test)]
 mod scene_tests;
 #[cfg(test)]
 mod tests;

@@ -70,11 +70,17 @@ impl ImageSpec {
         let stretch = pose_stretch(pose);
         // One Bézier extraction gives both the bounds and the control boxes of the pieces.
         let degree = surface.degree();
-        let pieces: Vec<_> = surface
-            .bezier_patches()
-            .into_iter()
-            .filter(|(_, net)| clip.is_none_or(|c| net_world_box(net, pose).overlaps(c)))
-            .map(|(rect, net)| DerivativeBounds::of_patch(rect, &net, degree))
+        let mut patches = surface.bezier_patches();
+        if let Some(c) = clip {
+            let mut kept = Vec::new();
+            for (rect, net) in patches {
+                clip_patch(rect, net, degree, pose, c, CLIP_DEPTH, &mut kept);
+            }
+            patches = kept;
+        }
+        let pieces: Vec<_> = patches
+            .iter()
+            .map(|(rect, net)| DerivativeBounds::of_patch(*rect, net, degree))
             .collect();
         let Some(first) = pieces.first() else {
             return Ok(None);
@@ -170,6 +176,84 @@ impl ImageSpec {
     pub fn vs(&self) -> Vec<f64> {
         spread(self.rect.v0, self.rect.v1, self.height)
     }
+}
+
+/// Halvings of a Bézier patch when clipping it to a box.
+const CLIP_DEPTH: u32 = 12;
+
+/// The parts of a Bézier patch (homogeneous net, row-major `(p+1) x (q+1)`) whose control box
+/// meets `clip` (§3 below the piece level): a patch wider than the clip box is halved in
+/// parameter space (de Casteljau, along the direction of the longer control polygon) and each
+/// half kept only if its own control box meets the clip box, up to `depth` times. Every point
+/// of the patch inside the clip box lies in a kept part.
+fn clip_patch(
+    rect: ParamRect,
+    net: Vec<DVec4>,
+    degree: [usize; 2],
+    pose: &Pose64,
+    clip: &Aabb,
+    depth: u32,
+    out: &mut Vec<(ParamRect, Vec<DVec4>)>,
+) {
+    let b = net_world_box(&net, pose);
+    if !b.overlaps(clip) {
+        return;
+    }
+    let extent = |x: &Aabb| (0..3).map(|k| x.max[k] - x.min[k]).fold(0.0f32, f32::max);
+    if depth == 0 || extent(&b) <= extent(clip) {
+        out.push((rect, net));
+        return;
+    }
+    let [p, q] = degree;
+    let at = |i: usize, j: usize| net[i * (q + 1) + j].truncate() / net[i * (q + 1) + j].w;
+    let length = |along_u: bool| {
+        let mut l = 0.0;
+        for a in 0..=(if along_u { q } else { p }) {
+            for k in 0..(if along_u { p } else { q }) {
+                l += if along_u {
+                    at(k + 1, a).distance(at(k, a))
+                } else {
+                    at(a, k + 1).distance(at(a, k))
+                };
+            }
+        }
+        l
+    };
+    let along_u = length(true) >= length(false);
+    let (lo, hi) = split_net(&net, degree, along_u);
+    let (r0, r1) = if along_u {
+        let m = 0.5 * (rect.u0 + rect.u1);
+        (
+            ParamRect::new(rect.u0, m, rect.v0, rect.v1),
+            ParamRect::new(m, rect.u1, rect.v0, rect.v1),
+        )
+    } else {
+        let m = 0.5 * (rect.v0 + rect.v1);
+        (
+            ParamRect::new(rect.u0, rect.u1, rect.v0, m),
+            ParamRect::new(rect.u0, rect.u1, m, rect.v1),
+        )
+    };
+    clip_patch(r0, lo, degree, pose, clip, depth - 1, out);
+    clip_patch(r1, hi, degree, pose, clip, depth - 1, out);
+}
+
+/// The two halves of a Bézier net split at the middle of u (or v) by de Casteljau.
+fn split_net(net: &[DVec4], [p, q]: [usize; 2], along_u: bool) -> (Vec<DVec4>, Vec<DVec4>) {
+    let (mut lo, mut hi) = (net.to_vec(), net.to_vec());
+    let (lines, n) = if along_u { (q + 1, p) } else { (p + 1, q) };
+    let idx = |line: usize, k: usize| if along_u { k * (q + 1) + line } else { line * (q + 1) + k };
+    for line in 0..lines {
+        let mut c: Vec<DVec4> = (0..=n).map(|k| net[idx(line, k)]).collect();
+        for r in 0..=n {
+            lo[idx(line, r)] = c[0];
+            hi[idx(line, n - r)] = c[n - r];
+            for k in 0..n - r {
+                c[k] = 0.5 * (c[k] + c[k + 1]);
+            }
+        }
+    }
+    (lo, hi)
 }
 
 /// The largest triangle remainder `(h_u² (M_u + M_uv) + h_v² (M_v + M_uv)) / 8` over `pieces`
