@@ -16,7 +16,7 @@ use gprox::geometry::scene::{QueryKind, Scene, IMAGE_EPSILON_REL};
 use gprox::geometry::transform::Pose64;
 use gprox::query::geometry_image::resolution::world_box;
 use gprox::query::geometry_image::{
-    collide_models, self_collide_image, GeometryImage, HierarchyImage, ImageSpec, Mode, TexelPair,
+    collide_models, self_collide_image, GeometryImage, HierarchyImage, Mode, TexelPair,
 };
 
 use crate::report::FrameRecord;
@@ -105,7 +105,7 @@ pub type CachedImage = (Vec<TrimLoop>, GeometryImage, HierarchyImage);
 
 /// The exact-mode self-intersecting quad pairs of every face of a posed object (normal test
 /// on) and the texels sampled. `cache[k]` keeps face `k`'s image between calls: while its grid
-/// still certifies ε for the moved control points ([`ImageSpec::admits`]) and the trim loops
+/// still certifies ε for the moved control points ([`gprox::query::geometry_image::ImageSpec::admits`]) and the trim loops
 /// are the same, only the positions and the hierarchy are remade.
 pub fn self_collide(
     faces: &[TrimmedFace],
