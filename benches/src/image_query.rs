@@ -119,7 +119,9 @@ pub fn self_collide(
     for (k, f) in faces.iter().enumerate() {
         let slot = &mut cache[k];
         let keep = slot.as_ref().is_some_and(|(loops, img, _)| {
-            img.spec.eps == eps && loops.as_slice() == f.loops() && img.spec.admits(f.surface(), pose)
+            img.spec.eps == eps
+                && loops.as_slice() == f.loops()
+                && img.spec.admits(f.surface(), pose)
         });
         if let (true, Some((_, img, h))) = (keep, slot.as_mut()) {
             img.update_positions(f.surface(), pose)?;

@@ -69,7 +69,11 @@ fn shared_pairs_agree_with_opencascade() {
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("pairs.json")).unwrap()).unwrap();
     let pairs = doc["pairs"].as_array().unwrap();
-    assert_eq!(pairs.len(), CASES.len(), "every case of pairs.json is listed");
+    assert_eq!(
+        pairs.len(),
+        CASES.len(),
+        "every case of pairs.json is listed"
+    );
     let mut models: HashMap<String, Vec<TrimmedFace>> = HashMap::new();
     for (name, eps, expect) in CASES {
         let p = pairs.iter().find(|p| p["name"] == name).unwrap();
@@ -100,7 +104,10 @@ fn shared_pairs_agree_with_opencascade() {
                 }),
                 Expect::TooLarge,
             ) => {
-                assert!(distance <= 2.0 * eps * 1.2, "{name}: a coarser ε would decide it");
+                assert!(
+                    distance <= 2.0 * eps * 1.2,
+                    "{name}: a coarser ε would decide it"
+                );
                 assert!(width.max(height) > max as f64, "{name}");
                 eprintln!("{name}: ε {eps} needs {width} x {height} texels");
                 continue;
@@ -144,7 +151,10 @@ fn shared_pairs_agree_with_opencascade() {
         }
         eprintln!(
             "{name}: ε {eps}, {} texels, {} pairs",
-            ia.iter().chain(&ib).map(|x| x.0.positions.len()).sum::<usize>(),
+            ia.iter()
+                .chain(&ib)
+                .map(|x| x.0.positions.len())
+                .sum::<usize>(),
             found.len()
         );
     }

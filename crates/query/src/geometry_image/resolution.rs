@@ -146,7 +146,9 @@ impl ImageSpec {
         surface
             .derivative_bounds()
             .into_iter()
-            .filter(|b| b.rect.u0 < r.u1 && r.u0 < b.rect.u1 && b.rect.v0 < r.v1 && r.v0 < b.rect.v1)
+            .filter(|b| {
+                b.rect.u0 < r.u1 && r.u0 < b.rect.u1 && b.rect.v0 < r.v1 && r.v0 < b.rect.v1
+            })
             .collect()
     }
 
@@ -242,7 +244,13 @@ fn clip_patch(
 fn split_net(net: &[DVec4], [p, q]: [usize; 2], along_u: bool) -> (Vec<DVec4>, Vec<DVec4>) {
     let (mut lo, mut hi) = (net.to_vec(), net.to_vec());
     let (lines, n) = if along_u { (q + 1, p) } else { (p + 1, q) };
-    let idx = |line: usize, k: usize| if along_u { k * (q + 1) + line } else { line * (q + 1) + k };
+    let idx = |line: usize, k: usize| {
+        if along_u {
+            k * (q + 1) + line
+        } else {
+            line * (q + 1) + k
+        }
+    };
     for line in 0..lines {
         let mut c: Vec<DVec4> = (0..=n).map(|k| net[idx(line, k)]).collect();
         for r in 0..=n {
@@ -273,7 +281,13 @@ const SHARES: usize = 64;
 /// `n ≥ L sup|S'| / δ` (spacing) and `n ≥ L √((M + M_uv) / 4σ)` (flatness) along u and v.
 /// Flat surfaces put nearly all of ε into the spacing, which halves the texels per side
 /// against an even split; their boxes are then padded by the actual, much smaller, deviation.
-fn split_budget(eps: f64, stretch: f64, arc: [f64; 2], len: [f64; 2], curv: [f64; 2]) -> (f64, f64) {
+fn split_budget(
+    eps: f64,
+    stretch: f64,
+    arc: [f64; 2],
+    len: [f64; 2],
+    curv: [f64; 2],
+) -> (f64, f64) {
     let cells = |k: usize, delta: f64, sigma: f64| {
         let spacing = (arc[k] * stretch / delta).ceil();
         let curve = (len[k] * (curv[k] * stretch / (4.0 * sigma)).sqrt()).ceil();

@@ -485,4 +485,3 @@ fn overlap_of_disjoint_boxes_is_empty_on_any_axis() {
         assert!(!is_empty(&intersect(&a, &b)), "axis {k}");
     }
 }
-
