@@ -155,7 +155,8 @@ impl ImageSpec {
     /// Whether this grid still certifies the accuracy ε for `surface` under `pose` (moved
     /// control points or a new pose): `√6 max(h_u sup|S_u|, h_v sup|S_v|) + √3 σ ≤ ε` over the
     /// pieces overlapping the rectangle, σ the deviation bound on this grid. A deforming face can
-    /// then keep its grid and stencil and only update the positions.
+    /// then keep its grid and stencil and only update the positions. Whole pieces count, so for
+    /// a spec clipped below the piece level it can say no where the clipped parts would pass.
     pub fn admits(&self, surface: &NurbsSurface, pose: &Pose64) -> bool {
         let pieces = self.pieces(surface);
         let (hu, hv) = self.spacing();
