@@ -16,7 +16,8 @@ use gprox::geometry::scene::{QueryKind, Scene, IMAGE_EPSILON_REL};
 use gprox::geometry::transform::Pose64;
 use gprox::query::geometry_image::resolution::world_box;
 use gprox::query::geometry_image::{
-    collide_models, self_collide_image, GeometryImage, HierarchyImage, Mode, TexelPair,
+    clipped_images, collide_models, self_collide_image, GeometryImage, HierarchyImage, Mode,
+    TexelPair,
 };
 
 use crate::report::FrameRecord;
@@ -44,33 +45,11 @@ fn overlap(a: &Aabb, b: &Aabb) -> Aabb {
     }
 }
 
-/// The control box of every face under `pose`, and their union.
-fn boxes(faces: &[TrimmedFace], pose: &Pose64) -> (Vec<Aabb>, Aabb) {
-    let b: Vec<Aabb> = faces.iter().map(|f| world_box(f.surface(), pose)).collect();
-    let all = b.iter().fold(Aabb::EMPTY, |x, y| x.merge(y));
-    (b, all)
-}
-
-/// Images and hierarchies of the faces meeting `clip`, each restricted to it.
-fn clipped_images(
-    faces: &[TrimmedFace],
-    face_boxes: &[Aabb],
-    pose: &Pose64,
-    eps: f64,
-    clip: &Aabb,
-) -> Result<Vec<(GeometryImage, HierarchyImage)>> {
-    let mut out = Vec::new();
-    for (k, f) in faces.iter().enumerate() {
-        let c = overlap(&face_boxes[k], clip);
-        if is_empty(&c) {
-            continue;
-        }
-        if let Some(img) = GeometryImage::generate(k as u32, f, pose, eps, Some(&c))? {
-            let h = HierarchyImage::build(&img);
-            out.push((img, h));
-        }
-    }
-    Ok(out)
+/// The control box of a model's faces under `pose`.
+fn model_box(faces: &[TrimmedFace], pose: &Pose64) -> Aabb {
+    faces
+        .iter()
+        .fold(Aabb::EMPTY, |x, f| x.merge(&world_box(f.surface(), pose)))
 }
 
 /// The approximate-mode quad pairs of two posed trimmed objects and the texels sampled.
@@ -79,19 +58,19 @@ pub fn collide_pair(
     b: (&[TrimmedFace], &Pose64),
     eps: f64,
 ) -> Result<(Vec<TexelPair>, usize)> {
-    let (ba, all_a) = boxes(a.0, a.1);
-    let (bb, all_b) = boxes(b.0, b.1);
+    let all_a = model_box(a.0, a.1);
+    let all_b = model_box(b.0, b.1);
     let clip = overlap(&all_a, &all_b);
     if is_empty(&clip) {
         return Ok((Vec::new(), 0));
     }
-    let ia = clipped_images(a.0, &ba, a.1, eps, &clip)?;
+    let ia = clipped_images(a.0, a.1, eps, &clip)?;
     let roots = ia.iter().fold(Aabb::EMPTY, |x, (_, h)| x.merge(&h.root()));
     let clip_b = overlap(&clip, &roots);
     if is_empty(&clip_b) {
         return Ok((Vec::new(), texels(&ia)));
     }
-    let ib = clipped_images(b.0, &bb, b.1, eps, &clip_b)?;
+    let ib = clipped_images(b.0, b.1, eps, &clip_b)?;
     let n = texels(&ia) + texels(&ib);
     Ok((collide_models(&ia, &ib, Mode::Approximate), n))
 }

@@ -71,6 +71,19 @@ fn brute(a: &GeometryImage, b: &GeometryImage, mode: Mode) -> Vec<TexelPair> {
     out
 }
 
+/// Whether the surface of `f` over quad `q` of `img`, sampled 5 x 5, lies in the box `b`.
+fn quad_in_box(img: &GeometryImage, f: &TrimmedFace, q: [u32; 2], b: &Aabb) -> bool {
+    let (p0, p1) = (
+        img.texel_param(q[0] as usize, q[1] as usize),
+        img.texel_param(q[0] as usize + 1, q[1] as usize + 1),
+    );
+    (0..25).all(|k| {
+        let u = p0.x + (p1.x - p0.x) * (k % 5) as f64 / 4.0;
+        let v = p0.y + (p1.y - p0.y) * (k / 5) as f64 / 4.0;
+        b.contains_point(f.point(u, v).as_vec3())
+    })
+}
+
 fn heights() -> impl Strategy<Value = Vec<f64>> {
     prop::collection::vec(-0.4f64..0.4, 16)
 }
@@ -101,14 +114,7 @@ proptest! {
             // The box point farthest from p00: per axis the farther of min and max.
             let far = (Vec3::from(b.max) - p00).abs().max((Vec3::from(b.min) - p00).abs());
             prop_assert!(far.length() as f64 <= eps * (1.0 + 1e-4));
-            let (p0, p1) = (img.texel_param(q[0] as usize, q[1] as usize), img.texel_param(q[0] as usize + 1, q[1] as usize + 1));
-            for s in 0..=4 {
-                for t in 0..=4 {
-                    let u = p0.x + (p1.x - p0.x) * s as f64 / 4.0;
-                    let v = p0.y + (p1.y - p0.y) * t as f64 / 4.0;
-                    prop_assert!(b.contains_point(f.point(u, v).as_vec3()));
-                }
-            }
+            prop_assert!(quad_in_box(&img, &f, q, &b));
         }
     }
 
@@ -124,14 +130,7 @@ proptest! {
         img.update_positions(f1.surface(), &Pose64::IDENTITY).unwrap();
         for q in quads(&img).step_by(5) {
             let b = qbox(&img, q);
-            let (p0, p1) = (img.texel_param(q[0] as usize, q[1] as usize), img.texel_param(q[0] as usize + 1, q[1] as usize + 1));
-            for s in 0..=4 {
-                for t in 0..=4 {
-                    let u = p0.x + (p1.x - p0.x) * s as f64 / 4.0;
-                    let v = p0.y + (p1.y - p0.y) * t as f64 / 4.0;
-                    prop_assert!(b.contains_point(f1.point(u, v).as_vec3()));
-                }
-            }
+            prop_assert!(quad_in_box(&img, &f1, q, &b));
         }
         if img.spec.admits(f1.surface(), &Pose64::IDENTITY) {
             let w = img.width();
@@ -381,18 +380,7 @@ pub(super) fn model_images(
     eps: f64,
     clip: &Aabb,
 ) -> Result<Vec<(GeometryImage, HierarchyImage)>, GeometryImageError> {
-    let mut out = Vec::new();
-    for (k, f) in faces.iter().enumerate() {
-        let c = intersect(&resolution::world_box(f.surface(), pose), clip);
-        if is_empty(&c) {
-            continue;
-        }
-        if let Some(img) = GeometryImage::generate(k as u32, f, pose, eps, Some(&c))? {
-            let h = HierarchyImage::build(&img);
-            out.push((img, h));
-        }
-    }
-    Ok(out)
+    clipped_images(faces, pose, eps, clip)
 }
 
 /// The stencil routine at an image's trim tolerance agrees with OpenCASCADE's classified trim
