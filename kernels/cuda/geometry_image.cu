@@ -15,7 +15,9 @@
 //    the block's place in the next frontier, each thread writing its pairs in the CPU's order.
 //    A frontier larger than the capacity sets the overflow flag: the later steps do nothing and
 //    the host grows the buffers and runs the traversal again (no pair is ever dropped).
-// 4. gprox_gi_out: the leaf pairs and a header into host-mapped memory; the host waits once.
+// 4. gprox_gi_keys: a header into host-mapped memory and the leaf pairs as sort keys (TexelPair
+//    order); the radix sort (radix_sort.cu, count read on the device) sorts them.
+// 5. gprox_gi_out: the sorted keys into host-mapped memory; the host waits once.
 #include "gprox/common.cuh"
 #include "gprox/geometry_image.cuh"
 #include "gprox/scan.cuh"
@@ -241,22 +243,40 @@ GPROX_KERNEL(gprox_gi_step, ImageTraverseParams) {
 }
 GPROX_KERNEL_EXPORT(gprox_gi_step, ImageTraverseParams)
 
-GPROX_KERNEL(gprox_gi_out, ImageTraverseParams) {
-  const uint32_t* counters = dev_ptr<const uint32_t>(p.counters);
+GPROX_KERNEL(gprox_gi_keys, ImageTraverseParams) {
+  uint32_t* counters = dev_ptr<uint32_t>(p.counters);
   const uint32_t count = counters[GPROX_GI_COUNT + p.step];
   const bool overflow = counters[GPROX_GI_OVERFLOW] != 0 || count > p.capacity;
-  uint32_t* out = dev_ptr<uint32_t>(p.out);
   if (global_thread() == 0) {
+    uint32_t* out = dev_ptr<uint32_t>(p.out);
     out[0] = count;
     out[1] = overflow ? 1u : 0u;
     out[2] = counters[GPROX_GI_OVERFLOW] != 0 ? counters[GPROX_GI_NEEDED] : count;
     out[3] = 0;
+    counters[GPROX_GI_SORT_COUNT] = overflow ? 0u : count;
   }
+  const uint32_t stride = gridDim.x * blockDim.x;
+  uint32_t* totals = dev_ptr<uint32_t>(p.totals);
+  for (uint32_t i = global_thread(); i < 8u * 256u; i += stride) totals[i] = 0;
   if (overflow) return;
+  // Leaf levels: quads of A are `j * quads_u + i`, of B (A in self mode) the same.
+  const uint32_t wa = quads_u(p.a), wb = quads_u(p.self_mode ? p.a : p.b);
   const uint32_t* in = dev_ptr<const uint32_t>(p.frontier_in);
-  for (uint32_t i = global_thread(); i < 2 * count; i += gridDim.x * blockDim.x) {
-    out[GPROX_GI_HEADER + i] = in[i];
+  uint64_t* keys = dev_ptr<uint64_t>(p.keys);
+  for (uint32_t i = global_thread(); i < count; i += stride) {
+    const uint32_t qa = in[2 * static_cast<size_t>(i)], qb = in[2 * static_cast<size_t>(i) + 1];
+    keys[i] = (static_cast<uint64_t>(qa % wa) << p.shift_ia) |
+              (static_cast<uint64_t>(qa / wa) << p.shift_ja) |
+              (static_cast<uint64_t>(qb % wb) << p.shift_ib) | static_cast<uint64_t>(qb / wb);
   }
+}
+GPROX_KERNEL_EXPORT(gprox_gi_keys, ImageTraverseParams)
+
+GPROX_KERNEL(gprox_gi_out, ImageTraverseParams) {
+  const uint32_t count = dev_ptr<const uint32_t>(p.counters)[GPROX_GI_SORT_COUNT];
+  const uint64_t* keys = dev_ptr<const uint64_t>(p.keys);
+  uint64_t* out = dev_ptr<uint64_t>(p.out + 4u * GPROX_GI_HEADER);
+  for (uint32_t i = global_thread(); i < count; i += gridDim.x * blockDim.x) out[i] = keys[i];
 }
 GPROX_KERNEL_EXPORT(gprox_gi_out, ImageTraverseParams)
 
@@ -286,6 +306,16 @@ extern "C" size_t gprox_emu_geometry_image_layout(const char* name) {
   GPROX_L(offsetof(ImageTraverseParams, step))
   GPROX_L(offsetof(ImageTraverseParams, self_mode))
   GPROX_L(offsetof(ImageTraverseParams, last))
+  GPROX_L(offsetof(ImageTraverseParams, keys))
+  GPROX_L(offsetof(ImageTraverseParams, totals))
+  GPROX_L(offsetof(ImageTraverseParams, shift_ia))
+  GPROX_L(offsetof(ImageTraverseParams, shift_ib))
+  GPROX_L(sizeof(ImageEvalParams))
+  GPROX_L(offsetof(ImageEvalParams, points))
+  GPROX_L(offsetof(ImageEvalParams, v_basis))
+  GPROX_L(offsetof(ImageEvalParams, pose))
+  GPROX_L(offsetof(ImageEvalParams, width))
+  GPROX_L(offsetof(ImageEvalParams, degree_v))
 #undef GPROX_L
   return static_cast<size_t>(-1);
 }

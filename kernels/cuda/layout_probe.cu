@@ -34,6 +34,7 @@ extern "C" size_t gprox_emu_layout(const char* name) {
   GPROX_SIZE(RadixParams) GPROX_OFFSET(RadixParams, keys_in) GPROX_OFFSET(RadixParams, values_in)
   GPROX_OFFSET(RadixParams, keys_out) GPROX_OFFSET(RadixParams, values_out)
   GPROX_OFFSET(RadixParams, histogram) GPROX_OFFSET(RadixParams, totals)
+  GPROX_OFFSET(RadixParams, count_at)
   GPROX_OFFSET(RadixParams, count)
   GPROX_OFFSET(RadixParams, shift) GPROX_OFFSET(RadixParams, tile) GPROX_OFFSET(RadixParams, tiles)
   GPROX_SIZE(HierarchyParams) GPROX_OFFSET(HierarchyParams, codes)

@@ -27,6 +27,9 @@
 // identity: its scan does nothing and its scatter copies the tile. The check is on the device;
 // the host enqueues every pass without waiting.
 //
+// With `count_at` set the element count is read on the device (at most `count`, which sizes the
+// grid), so a sort can follow the kernel that counted its input without a host round trip.
+//
 // Launch shape: any block size that is a multiple of 32 (<= 256), any tile size >= 1 (the same
 // for the three kernels of a pass), any scan grid of 1 to 256 blocks. `totals` (8 * 256
 // counters) must be zero before pass 0.
@@ -46,6 +49,14 @@ __device__ __forceinline__ uint32_t radix_digit(uint64_t key, uint32_t shift) {
   return static_cast<uint32_t>((key >> shift) & 0xffu);
 }
 
+/// Elements to sort: `count`, or when `count_at` is set the device word there, at most `count`
+/// (a count made on the device, e.g. the leaf pairs of a geometry-image traversal).
+__device__ __forceinline__ uint32_t radix_count(const RadixParams& p) {
+  if (p.count_at == 0) return p.count;
+  const uint32_t n = *dev_ptr<const uint32_t>(p.count_at);
+  return n < p.count ? n : p.count;
+}
+
 /// Digit counts of the running pass (`totals[pass * 256 + digit]`, by its histogram kernel).
 __device__ __forceinline__ const uint32_t* radix_pass_totals(const RadixParams& p) {
   return dev_ptr<const uint32_t>(p.totals) + (p.shift / 8u) * GPROX_RADIX_BUCKETS;
@@ -56,7 +67,7 @@ __device__ __forceinline__ const uint32_t* radix_pass_totals(const RadixParams& 
 /// after the pass's histogram kernel.
 __device__ __forceinline__ bool radix_pass_trivial(const RadixParams& p) {
   const uint64_t first = dev_ptr<const uint64_t>(p.keys_in)[0];
-  return radix_pass_totals(p)[radix_digit(first, p.shift)] == p.count;
+  return radix_pass_totals(p)[radix_digit(first, p.shift)] == radix_count(p);
 }
 
 /// Lanes of a row of 32 elements from `first` that lie before `end` (a prefix of the lanes).
@@ -95,7 +106,7 @@ GPROX_KERNEL(gprox_radix_histogram, RadixParams) {
   for (uint32_t d = threadIdx.x; d < GPROX_RADIX_BUCKETS; d += blockDim.x) counts[d] = 0;
   const uint64_t* keys = dev_ptr<const uint64_t>(p.keys_in);
   const uint32_t start = blockIdx.x * p.tile;
-  const uint32_t end = min(start + p.tile, p.count);
+  const uint32_t end = min(start + p.tile, radix_count(p));
   const uint32_t warp = threadIdx.x / 32u;
   const uint32_t lane = threadIdx.x % 32u;
   const uint32_t lanes_below = (1u << lane) - 1u;
@@ -181,7 +192,7 @@ GPROX_KERNEL(gprox_radix_scatter, RadixParams) {
   uint64_t* keys_out = dev_ptr<uint64_t>(p.keys_out);
   uint32_t* values_out = dev_ptr<uint32_t>(p.values_out);
   const uint32_t start = blockIdx.x * p.tile;
-  const uint32_t end = min(start + p.tile, p.count);
+  const uint32_t end = min(start + p.tile, radix_count(p));
   if (radix_pass_trivial(p)) {
     for (uint32_t i = start + threadIdx.x; i < end; i += blockDim.x) {
       keys_out[i] = keys[i];

@@ -122,8 +122,12 @@ kernels! {
     ImageInit => gprox_gi_init, gprox_emu_launch_gprox_gi_init, crate::geometry_image::ImageTraverseParams;
     /// Geometry-image traversal: one breadth-first step with compaction (`geometry_image.cu`).
     ImageStep => gprox_gi_step, gprox_emu_launch_gprox_gi_step, crate::geometry_image::ImageTraverseParams;
-    /// Geometry-image traversal: leaf pairs into host-mapped memory (`geometry_image.cu`).
+    /// Geometry-image traversal: header and the leaf pairs' sort keys (`geometry_image.cu`).
+    ImageKeys => gprox_gi_keys, gprox_emu_launch_gprox_gi_keys, crate::geometry_image::ImageTraverseParams;
+    /// Geometry-image traversal: sorted keys into host-mapped memory (`geometry_image.cu`).
     ImageOut => gprox_gi_out, gprox_emu_launch_gprox_gi_out, crate::geometry_image::ImageTraverseParams;
+    /// Geometry-image positions from the control points (`geometry_image_eval.cu`).
+    ImageEval => gprox_gi_eval, gprox_emu_launch_gprox_gi_eval, crate::geometry_image::ImageEvalParams;
 }
 
 unsafe extern "C" {

@@ -13,6 +13,7 @@ use crate::params::{
 };
 
 mod sort;
+pub(crate) use sort::RadixJob;
 pub use sort::{RadixOptions, EMULATOR_SCAN_BLOCKS};
 
 /// Most primitives a tree may have (its `2n - 1` node indices must fit in u32, below `LEAF`).

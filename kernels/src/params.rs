@@ -90,7 +90,10 @@ params!(
         /// `u32[8 * 256]`: digit counts by pass, added up by the histograms (zero before
         /// pass 0).
         totals: u64,
-        /// Elements.
+        /// 0, or a `const u32` on the device: the element count (at most `count`), for a sort
+        /// of a count made on the device.
+        count_at: u64,
+        /// Elements (with `count_at`: the most there may be; sizes the grid).
         count: u32,
         /// Bit offset of the digit.
         shift: u32,

@@ -57,6 +57,7 @@ fn params_match() {
         values_out,
         histogram,
         totals,
+        count_at,
         count,
         shift,
         tile,

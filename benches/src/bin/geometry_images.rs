@@ -6,10 +6,11 @@
 //!    the traversal (`collide_images`, approximate mode), with the sum;
 //! 2. the hierarchy of one 1024 × 1024-quad image alone;
 //! 3. the traversal alone (part of 1);
-//! 4. with `--cuda` (CUDA device 0), the device's part of 1 per frame: both images' positions
-//!    uploaded and their hierarchies built on the device (`DeviceImage::update`) and the
-//!    traversal (`Device::image_collide`, one synchronisation), wall clock and GPU time by CUDA
-//!    events, with the pairs checked against the CPU's.
+//! 4. with `--cuda` (CUDA device 0), 1 on the device per frame: the positions evaluated from the
+//!    control points and the hierarchies built (`DeviceImage::evaluate`), the traversal and the
+//!    sort of its pairs (`Device::image_collide`, one synchronisation), against the baseline of
+//!    host positions uploaded (`DeviceImage::update`); wall clock and GPU time by CUDA events,
+//!    with the pairs checked against the CPU's (see `device_frames`).
 //!
 //! ```text
 //! RAYON_NUM_THREADS=2 cargo run --release -p gprox-bench --bin geometry_images -- [frames] [--cuda]
@@ -126,8 +127,18 @@ fn main() {
     );
 }
 
-/// The device part of the deforming 512 × 512 pair on CUDA device 0: per frame, positions up and
-/// hierarchies built on the device, then the traversal; medians of wall clock and GPU time.
+/// The device part of the deforming 512 × 512 pair on CUDA device 0, per frame and as medians of
+/// wall clock (and GPU time by CUDA events where noted):
+///
+/// * baseline (the previous pipeline's first stage): positions sampled on the host
+///   (`GeometryImage::update_positions`, not timed) and uploaded, hierarchies built
+///   (`DeviceImage::update`), synchronised;
+/// * generate on the device: only the control points up, positions evaluated and hierarchies
+///   built (`DeviceImage::evaluate`), synchronised;
+/// * the traversal with the pairs sorted on the device (`Device::image_collide_keys`: wall and
+///   GPU events), and as `TexelPair`s (`Device::image_collide`);
+/// * total: generate + hierarchies + traverse with sorted pairs, all on the device (the
+///   issue's target, ≤ 0.3 ms), one synchronisation a frame.
 fn device_frames(frames: usize, a: &mut GeometryImage, b: &mut GeometryImage) {
     let d = match Device::cuda(0) {
         Ok(d) => d,
@@ -139,59 +150,101 @@ fn device_frames(frames: usize, a: &mut GeometryImage, b: &mut GeometryImage) {
     let pose = Pose64::IDENTITY;
     let mut da = DeviceImage::new(&d, a, false).unwrap();
     let mut db = DeviceImage::new(&d, b, false).unwrap();
-    let (mut upd, mut nodes, mut full, mut gpu, mut total) =
-        (vec![], vec![], vec![], vec![], vec![]);
+    let (mut upload, mut eval, mut keys, mut gpu, mut full, mut total, mut total_gpu) =
+        (vec![], vec![], vec![], vec![], vec![], vec![], vec![]);
     for f in 0..frames + 3 {
         let t = f as f64 / 50.0;
-        a.update_positions(&sheet(t, 0.0, 0.1, 0.0), &pose).unwrap();
-        b.update_positions(&sheet(t, 0.02, 0.1, 0.3), &pose)
-            .unwrap();
+        let (sa, sb) = (sheet(t, 0.0, 0.1, 0.0), sheet(t, 0.02, 0.1, 0.3));
+        a.update_positions(&sa, &pose).unwrap();
+        b.update_positions(&sb, &pose).unwrap();
         let t0 = Instant::now();
         da.update(&d, a).unwrap();
         db.update(&d, b).unwrap();
         d.synchronize().unwrap();
         let u = ms(t0);
-        let (_, g) = d.time(|| d.image_collide_nodes(&da, &db).unwrap()).unwrap();
         let t1 = Instant::now();
+        da.evaluate(&d, &sa, &pose).unwrap();
+        db.evaluate(&d, &sb, &pose).unwrap();
+        d.synchronize().unwrap();
+        let e = ms(t1);
+        let t2 = Instant::now();
+        let _ = d.image_collide_keys(&da, &db).unwrap();
+        let k = ms(t2);
+        let (_, g) = d.time(|| d.image_collide_keys(&da, &db).unwrap()).unwrap();
+        let t3 = Instant::now();
         let pairs = d
             .image_collide((a, &da), (b, &db), Mode::Approximate)
             .unwrap();
-        let c = ms(t1);
+        let c = ms(t3);
+        // The whole frame on the device, one synchronisation.
+        let t4 = Instant::now();
+        let (frame_pairs, fg) = d
+            .time(|| {
+                da.evaluate(&d, &sa, &pose).unwrap();
+                db.evaluate(&d, &sb, &pose).unwrap();
+                d.image_collide((a, &da), (b, &db), Mode::Approximate)
+                    .unwrap()
+            })
+            .unwrap();
+        let tt = ms(t4);
         if f >= 3 {
-            upd.push(u);
+            upload.push(u);
+            eval.push(e);
+            keys.push(k);
             gpu.push(g.unwrap_or(f64::NAN));
             full.push(c);
-            total.push(u + c);
+            total.push(tt);
+            total_gpu.push(fg.unwrap_or(f64::NAN));
         }
         if f == frames + 2 {
             let (ha, hb) = (HierarchyImage::build(a), HierarchyImage::build(b));
-            assert_eq!(pairs, collide_images((a, &ha), (b, &hb), Mode::Approximate));
-        }
-        let t2 = Instant::now();
-        let _ = d.image_collide_nodes(&da, &db).unwrap();
-        if f >= 3 {
-            nodes.push(ms(t2));
+            let cpu = collide_images((a, &ha), (b, &hb), Mode::Approximate);
+            assert_eq!(pairs, cpu);
+            assert_eq!(frame_pairs, cpu);
         }
     }
+    // One more frame, untimed, for the device counter: the control points of both sheets up,
+    // evaluate + hierarchies + traversal + sort, one synchronisation.
+    let (sa, sb) = (sheet(0.5, 0.0, 0.1, 0.0), sheet(0.5, 0.02, 0.1, 0.3));
+    let ops0 = d.ops();
+    da.evaluate(&d, &sa, &pose).unwrap();
+    db.evaluate(&d, &sb, &pose).unwrap();
+    let n = d
+        .image_collide((a, &da), (b, &db), Mode::Approximate)
+        .unwrap()
+        .len();
+    let o = d.ops() - ops0;
+    println!(
+        "cuda:0 ops of one frame: {} launches, {} syncs, {} B host->device, {} B device->host, {} allocations ({n} pairs)",
+        o.launches, o.syncs, o.h2d_bytes, o.d2h_bytes, o.allocations
+    );
     println!("cuda:0, two deforming 512x512 images, per frame (median ms):");
     println!(
-        "  positions up + hierarchies (synchronised)  {:8.3}",
-        median(&mut upd)
+        "  baseline: host positions up + hierarchies (synchronised)  {:8.3}",
+        median(&mut upload)
     );
     println!(
-        "  traverse, device part (leaf pairs), wall    {:8.3}",
-        median(&mut nodes)
+        "  control points up + evaluate + hierarchies (synchronised) {:8.3}",
+        median(&mut eval)
     );
     println!(
-        "  same, GPU events                            {:8.3}",
+        "  traverse + device sort (sorted keys), wall                {:8.3}",
+        median(&mut keys)
+    );
+    println!(
+        "  same, GPU events                                          {:8.3}",
         median(&mut gpu)
     );
     println!(
-        "  traverse with sorted TexelPairs, wall       {:8.3}",
+        "  traverse with sorted TexelPairs, wall                     {:8.3}",
         median(&mut full)
     );
     println!(
-        "  total                                       {:8.3}",
+        "  total on the device (evaluate + hierarchies + traverse + sort), wall {:8.3}",
         median(&mut total)
+    );
+    println!(
+        "  same, GPU events                                          {:8.3}",
+        median(&mut total_gpu)
     );
 }

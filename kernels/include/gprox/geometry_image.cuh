@@ -1,5 +1,5 @@
 // Geometry images on the device (Greß, Guthe, Klein 2006): the layouts shared with
-// kernels/src/geometry_image.rs and the mirrors of crates/query/src/geometry_image/
+// kernels/src/geometry_image/ and the mirrors of crates/query/src/geometry_image/
 // {hierarchy, traverse, self_collide}.rs (glam's operation order, no FMA: the build passes
 // --fmad=false / -ffp-contract=off).
 #pragma once
@@ -17,8 +17,10 @@
 #define GPROX_GI_NEEDED 1
 #define GPROX_GI_COUNT 2
 #define GPROX_GI_TESTED (GPROX_GI_COUNT + GPROX_GI_MAX_STEPS + 1)
-#define GPROX_GI_COUNTERS (GPROX_GI_TESTED + GPROX_GI_MAX_STEPS + 1)
-/// u32 words in front of the pairs of the mapped output: pairs, overflow flag, needed frontier.
+/// The count of leaf pairs to sort (0 after an overflow), read by the radix sort.
+#define GPROX_GI_SORT_COUNT (GPROX_GI_TESTED + GPROX_GI_MAX_STEPS + 1)
+#define GPROX_GI_COUNTERS (GPROX_GI_SORT_COUNT + 1)
+/// u32 words in front of the keys of the mapped output: pairs, overflow flag, needed frontier.
 #define GPROX_GI_HEADER 4
 
 namespace gprox {
@@ -52,6 +54,33 @@ struct ImageBuildParams {
   uint32_t pad;
 };
 
+/// `gprox_gi_eval`: the positions of one image from its surface's control points
+/// (gprox_geometry::freeform::GridEvaluator, the same sums in the same order).
+struct ImageEvalParams {
+  /// `float[3 * width * height]` (out): texel positions, `j * width + i`.
+  uint64_t positions;
+  /// `const double[4 * n * m]`: homogeneous control points `(w x, w y, w z, w)`, `i * m + k`.
+  uint64_t points;
+  /// `const uint32_t[width]`, `const double[(degree_u + 1) * width]`: the u basis of each column
+  /// (grid.rs AxisBasis: first control index, basis values).
+  uint64_t u_first;
+  uint64_t u_basis;
+  /// The same for the rows in v.
+  uint64_t v_first;
+  uint64_t v_basis;
+  /// The pose (rows acting on `(x, y, z, 1)`).
+  Pose64 pose;
+  /// Texels along u and v.
+  uint32_t width;
+  uint32_t height;
+  /// Control points along v.
+  uint32_t m;
+  /// Degrees in u and v.
+  uint32_t degree_u;
+  uint32_t degree_v;
+  uint32_t pad;
+};
+
 /// `gprox_gi_init`, `gprox_gi_step`, `gprox_gi_out`: one traversal (or self-collision).
 struct ImageTraverseParams {
   ImageFace a;
@@ -61,8 +90,13 @@ struct ImageTraverseParams {
   uint64_t frontier_out;
   /// `uint32_t[GPROX_GI_COUNTERS]`.
   uint64_t counters;
-  /// Mapped `uint32_t[GPROX_GI_HEADER + 2 * capacity]`: header and the leaf pairs.
+  /// Mapped `uint32_t[GPROX_GI_HEADER + 2 * capacity]`: header and the sorted leaf pair keys
+  /// (one `uint64_t` each).
   uint64_t out;
+  /// `uint64_t[capacity]`: the leaf pairs' sort keys (gprox_gi_keys), sorted on the device.
+  uint64_t keys;
+  /// `uint32_t[8 * 256]`: the radix sort's digit totals, cleared by gprox_gi_keys.
+  uint64_t totals;
   /// Frontier capacity (pairs).
   uint32_t capacity;
   /// Step number (1 for the first expansion; 0 is the root pair).
@@ -79,7 +113,11 @@ struct ImageTraverseParams {
   uint32_t normal_test;
   /// 1 at the last step (leaf pairs are always tested).
   uint32_t last;
-  uint32_t pad;
+  /// Key of leaf pair (quad (i_a, j_a) of A, (i_b, j_b) of B): `i_a << shift_ia | j_a << shift_ja
+  /// | i_b << shift_ib | j_b`, fields just wide enough, so key order is TexelPair order.
+  uint32_t shift_ia;
+  uint32_t shift_ja;
+  uint32_t shift_ib;
 };
 
 /// Quads along u and v.

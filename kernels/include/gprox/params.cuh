@@ -43,7 +43,8 @@ struct RadixParams {
   uint64_t values_out;  ///< uint32_t[count] (out)
   uint64_t histogram;   ///< uint32_t[256 * tiles], digit-major
   uint64_t totals;      ///< uint32_t[8 * 256]: digit counts by pass (zero before pass 0)
-  uint32_t count;       ///< elements
+  uint64_t count_at;    ///< 0, or const uint32_t*: the element count on the device (<= count)
+  uint32_t count;       ///< elements (with count_at: the most there may be)
   uint32_t shift;       ///< bit offset of the digit
   uint32_t tile;        ///< elements per block of histogram and scatter (>= 1)
   uint32_t tiles;       ///< blocks = ceil(count / tile)

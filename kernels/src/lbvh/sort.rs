@@ -18,6 +18,8 @@ const SCAN_ENTRIES_PER_THREAD: usize = 4;
 /// thread hand-offs and they run one after another anyway (`tests/lbvh.rs` covers split scans
 /// through [`RadixOptions::scan_blocks`]).
 pub const EMULATOR_SCAN_BLOCKS: u32 = 1;
+/// Most tiles of a sort whose count lies on the device, in the emulator.
+const EMULATOR_COUNTED_TILES: u32 = 4;
 
 /// Launch shape of the device radix sort ([`Device::sort_codes_with`], `cuda/radix_sort.cu`).
 /// Results never depend on it: every valid shape gives the stable order.
@@ -92,7 +94,99 @@ impl RadixOptions {
     }
 }
 
+/// One sort on buffers the caller owns (e.g. leased from the pool, so it allocates nothing):
+/// the LBVH's ([`Device::sort_dev`], count on the host) or one whose count lies on the device
+/// ([`Device::sort_counted`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RadixJob {
+    /// Device addresses of two `u64[capacity]` key buffers: the input in `keys[0]`, the other
+    /// scratch; the sorted keys end in `keys[passes % 2]`.
+    pub keys: [u64; 2],
+    /// The same for two `u32[capacity]` value buffers.
+    pub values: [u64; 2],
+    /// 0 (the count is `capacity`) or a `u32` on the device: the element count, at most
+    /// `capacity` (written by an earlier kernel of the same stream).
+    pub count_at: u64,
+    /// Most elements.
+    pub capacity: u32,
+    /// 8-bit passes, 1 to 8: the keys' significant low bits rounded up to whole bytes (the
+    /// higher bytes must be zero).
+    pub passes: u32,
+    /// `u32[256 * tiles]` histogram scratch.
+    pub histogram: u64,
+    /// `u32[8 * 256]`, zero before the first pass (e.g. cleared by the kernel that counted).
+    pub totals: u64,
+}
+
 impl Device {
+    /// Elements per tile of a [`RadixJob`] of `capacity`: [`Device::radix_tile`] on a GPU
+    /// (tiles past the count exit at once); in the emulator at most
+    /// [`EMULATOR_COUNTED_TILES`] tiles, since each emulated block costs a round of thread
+    /// hand-offs even when it has nothing to do.
+    fn counted_tile(&self, capacity: u32) -> u32 {
+        let tile = self.radix_tile();
+        if self.is_emulated() {
+            tile.max(capacity.div_ceil(EMULATOR_COUNTED_TILES))
+        } else {
+            tile
+        }
+    }
+
+    /// Histogram entries (u32) a [`RadixJob`] of `capacity` elements needs.
+    pub(crate) fn counted_sort_histogram(&self, capacity: u32) -> usize {
+        RADIX_BUCKETS * capacity.div_ceil(self.counted_tile(capacity)).max(1) as usize
+    }
+
+    /// The stable radix sort of keys whose count is on the device: `passes` passes over the
+    /// low bytes, launched over the whole capacity (tiles past the count do nothing). Launches
+    /// only: no synchronisation, no copy, no allocation.
+    pub(crate) fn sort_counted(&self, s: &RadixJob) -> Result<()> {
+        let opts = RadixOptions {
+            tile: self.counted_tile(s.capacity),
+            ..RadixOptions::default_for(self)
+        };
+        let tiles = opts.check(s.capacity.max(1))?;
+        if !(1..=RADIX_PASSES).contains(&s.passes) {
+            return Err(CudaError::InvalidLaunch {
+                kernel: "gprox_radix_scatter",
+                grid: tiles,
+                block: opts.block,
+            });
+        }
+        self.run_passes(s, opts, tiles)
+    }
+
+    /// The passes of `s` in launch shape `opts` over `tiles` tiles: three launches a pass.
+    fn run_passes(&self, s: &RadixJob, opts: RadixOptions, tiles: u32) -> Result<()> {
+        let scan_blocks = opts.scan_grid(tiles);
+        for pass in 0..s.passes {
+            let (src, dst) = ((pass % 2) as usize, ((pass + 1) % 2) as usize);
+            let p = RadixParams {
+                keys_in: s.keys[src],
+                values_in: s.values[src],
+                keys_out: s.keys[dst],
+                values_out: s.values[dst],
+                histogram: s.histogram,
+                totals: s.totals,
+                count_at: s.count_at,
+                count: s.capacity,
+                shift: pass * 8,
+                tile: opts.tile,
+                tiles,
+            };
+            // SAFETY: the buffers hold `capacity` keys and values each, the histogram 256 *
+            // tiles entries and the totals 8 * 256 (the callers' contract); a count read from
+            // `count_at` is clamped to `capacity`; the block is a multiple of 32 (checked by
+            // `RadixOptions::check`), as the kernels' warp operations need.
+            unsafe {
+                self.launch(Kernel::RadixHistogram, tiles, opts.block, &p)?;
+                self.launch(Kernel::RadixScan, scan_blocks, opts.block, &p)?;
+                self.launch(Kernel::RadixScatter, tiles, opts.block, &p)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Spec step 4 on the device: the stable radix sort of `codes` carrying their indices
     /// (`gprox_bvh::lbvh::sort_codes`): sorted codes and the primitive of each sorted slot.
     pub fn sort_codes(&self, codes: &[u64]) -> Result<(Vec<u64>, Vec<u32>)> {
@@ -160,33 +254,16 @@ impl Device {
         let hist = self.alloc_zeros::<u32>(hist_len)?;
         // Digit counts by pass, added up by each pass's histogram: zero to start with.
         let totals = self.alloc_zeros::<u32>(RADIX_PASSES as usize * RADIX_BUCKETS)?;
-        let scan_blocks = opts.scan_grid(tiles);
-        let bufs = [
-            (keys.device_ptr(), values.device_ptr()),
-            (tmp_keys.device_ptr(), tmp_values.device_ptr()),
-        ];
-        for pass in 0..RADIX_PASSES {
-            let (src, dst) = (bufs[(pass % 2) as usize], bufs[((pass + 1) % 2) as usize]);
-            let p = RadixParams {
-                keys_in: src.0,
-                values_in: src.1,
-                keys_out: dst.0,
-                values_out: dst.1,
-                histogram: hist.device_ptr(),
-                totals: totals.device_ptr(),
-                count: n,
-                shift: pass * 8,
-                tile: opts.tile,
-                tiles,
-            };
-            // SAFETY: keys/values/scratch hold n elements, hist 256 * tiles, totals 8 * 256;
-            // the block is a multiple of 32 (checked), as the kernels' warp operations need.
-            unsafe {
-                self.launch(Kernel::RadixHistogram, tiles, opts.block, &p)?;
-                self.launch(Kernel::RadixScan, scan_blocks, opts.block, &p)?;
-                self.launch(Kernel::RadixScatter, tiles, opts.block, &p)?;
-            }
-        }
-        Ok(())
+        let sort = RadixJob {
+            keys: [keys.device_ptr(), tmp_keys.device_ptr()],
+            values: [values.device_ptr(), tmp_values.device_ptr()],
+            count_at: 0,
+            capacity: n,
+            passes: RADIX_PASSES,
+            histogram: hist.device_ptr(),
+            totals: totals.device_ptr(),
+        };
+        // An even number of passes ends in the caller's buffers.
+        self.run_passes(&sort, opts, tiles)
     }
 }

@@ -31,7 +31,7 @@ pub use bezier::BezierPatch;
 pub use curve::NurbsCurve;
 pub use derivative_bounds::DerivativeBounds;
 pub use error::FreeformError;
-pub use grid::GridEvaluator;
+pub use grid::{grid_basis, AxisBasis, GridEvaluator};
 pub use io::{load_bpt, load_nurbs_json, parse_bpt, parse_nurbs_json, teapot};
 pub use model::{apply_pose, FreeformModel};
 pub use surface::{NurbsSurface, ParamRect, SurfaceDerivatives};

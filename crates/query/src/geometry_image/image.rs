@@ -10,7 +10,7 @@
 
 use glam::{DVec2, Vec3};
 use gprox_bvh::aabb::Aabb;
-use gprox_geometry::freeform::{GridEvaluator, NurbsSurface, TrimmedFace};
+use gprox_geometry::freeform::{apply_pose, GridEvaluator, NurbsSurface, TrimmedFace};
 use gprox_geometry::transform::Pose64;
 use rayon::prelude::*;
 
@@ -134,27 +134,21 @@ impl GeometryImage {
         let w = self.spec.width;
         let mut eval = GridEvaluator::new(surface, &self.spec.us(), &self.spec.vs());
         eval.transform(&pose.rows);
-        let max_abs = self
-            .positions
+        self.positions
             .par_chunks_mut(w)
             .enumerate()
-            .map(|(j, row)| {
-                let mut m = 0.0f64;
+            .for_each(|(j, row)| {
                 for (i, out) in row.iter_mut().enumerate() {
-                    let p = eval.point(i, j);
-                    m = m.max(p.abs().max_element());
-                    *out = p.as_vec3();
+                    *out = eval.point(i, j).as_vec3();
                 }
-                m
-            })
-            .reduce(|| 0.0, f64::max);
-        // The deviation bound (the spec's, or the moved surface's when larger), the f32
-        // rounding of the positions (half an ulp each) and of the padded bounds.
-        let mut sigma = self.spec.sigma;
-        if bound {
-            sigma = sigma.max(self.spec.deviation(surface, pose));
-        }
-        self.pad = (sigma * (1.0 + 1e-6) + 4.0 * max_abs * f64::from(f32::EPSILON)) as f32;
+            });
+        // The deviation bound (the spec's, or the moved surface's when larger) and the f32
+        // rounding.
+        self.pad = if bound {
+            moved_pad(&self.spec, surface, pose)
+        } else {
+            leaf_pad(self.spec.sigma, surface, pose)
+        };
         Ok(())
     }
 
@@ -198,6 +192,31 @@ impl GeometryImage {
             r.v0 + (r.v1 - r.v0) * j as f64 / h as f64,
         )
     }
+}
+
+/// The padding of the leaf boxes of an image of `surface` under `pose` with surface-to-triangle
+/// bound `sigma`: σ plus the f32 rounding of the positions (half an ulp each) and of the padded
+/// bounds, with the largest coordinate bounded through the posed control points (positive
+/// weights keep the surface in their convex hull and a pose is affine; the factor 4 over the two
+/// half ulps covers the f64 evaluation's rounding). Known before any texel is evaluated, so the
+/// device evaluation (`gprox_cuda`) pads exactly as the CPU.
+pub fn leaf_pad(sigma: f64, surface: &NurbsSurface, pose: &Pose64) -> f32 {
+    let [n, m] = surface.count();
+    let max_abs = (0..n * m)
+        .map(|k| {
+            let p = apply_pose(pose, surface.control_point(k / m, k % m));
+            p.abs().max_element()
+        })
+        .fold(0.0f64, f64::max);
+    (sigma * (1.0 + 1e-6) + 4.0 * max_abs * f64::from(f32::EPSILON)) as f32
+}
+
+/// The padding of an image made with `spec` after its control points moved to `surface`
+/// (under `pose`): [`leaf_pad`] with the larger of the spec's deviation bound and `surface`'s
+/// own on the same grid ([`ImageSpec::deviation`]), so the boxes still hold a surface whose
+/// curvature grew. [`GeometryImage::update_positions`] and the device's evaluation pad by it.
+pub fn moved_pad(spec: &ImageSpec, surface: &NurbsSurface, pose: &Pose64) -> f32 {
+    leaf_pad(spec.sigma.max(spec.deviation(surface, pose)), surface, pose)
 }
 
 /// Sets the stencil of every quad within the flattening tolerance of a trim polygon edge: each

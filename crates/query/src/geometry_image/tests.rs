@@ -339,6 +339,28 @@ fn deforming_update_keeps_stencil_and_moves_boxes() {
     assert!(p.distance(Vec3::new(1.0, 1.0, 0.5)) < 1e-6);
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(8))]
+
+    /// The pad bounded through the posed control points (`image::leaf_pad`, shared with the
+    /// device) is never below σ plus the rounding allowance of the largest sampled coordinate,
+    /// for rational patches posed far from the origin.
+    #[test]
+    fn control_point_pad_covers_the_samples(
+        h in heights(),
+        w in proptest::collection::vec(0.5f64..2.0, 16),
+        t in proptest::array::uniform3(-1e3f64..1e3),
+    ) {
+        let pts = (0..16).map(|k| DVec3::new((k / 4) as f64 / 3.0, (k % 4) as f64 / 3.0, h[k])).collect();
+        let s = NurbsSurface::bezier([3, 3], pts, Some(w)).unwrap();
+        let pose = Pose64 { rows: [[0.0, -1.0, 0.0, t[0]], [1.0, 0.0, 0.0, t[1]], [0.0, 0.0, 1.0, t[2]]] };
+        let img = GeometryImage::generate(0, &TrimmedFace::untrimmed(s).unwrap(), &pose, 0.2, None).unwrap().unwrap();
+        let max_abs = img.positions.iter().map(|p| f64::from(p.abs().max_element())).fold(0.0, f64::max);
+        let need = (img.spec.sigma + 4.0 * max_abs * f64::from(f32::EPSILON)) * (1.0 - 1e-7);
+        prop_assert!(f64::from(img.pad) >= need, "pad {} < {need}", img.pad);
+    }
+}
+
 #[test]
 fn bad_accuracy_is_an_error() {
     let f = sheet(&[0.0; 16], DVec3::ZERO, false);

@@ -3,29 +3,37 @@
 //! `traverse` and the self-collision of `self_collide` (Greß, Guthe, Klein 2006, §4–6), pair for
 //! pair the CPU's results.
 //!
-//! A [`DeviceImage`] holds one image on the device: its positions (uploaded every frame), quad
-//! stencil (uploaded once), the stored levels of its hierarchy (level 1 and up; the leaf boxes
-//! are made from the texels when the traversal reaches them, as on the CPU) and, for
-//! self-collision, the normal sign bytes. [`DeviceImage::update`] uploads new positions and
-//! enqueues one build launch per level without waiting.
+//! A [`DeviceImage`] holds one image on the device: its positions, quad stencil (uploaded
+//! once), the stored levels of its hierarchy (level 1 and up; the leaf boxes are made from the
+//! texels when the traversal reaches them, as on the CPU) and, for self-collision, the normal
+//! sign bytes. A frame either evaluates the positions on the device from the surface's control
+//! points ([`DeviceImage::evaluate`], `eval.rs`: only the control points go up, the grid's basis
+//! tables stay resident) or uploads positions sampled on the host ([`DeviceImage::update`]);
+//! both then enqueue one build launch per level without waiting.
 //!
 //! [`Device::image_collide`] and [`Device::image_self_collide`] enqueue the whole traversal —
 //! the root pair, one launch per level (the frontier size is read on the device), the leaf pairs
-//! into host-mapped memory — and synchronise **once**. Null pairs are removed by stream
+//! sorted on the device by the radix sort (`radix_sort.cu`, the count read on the device) into
+//! host-mapped memory — and synchronise **once**; the host sorts nothing. Null pairs are removed by stream
 //! compaction: a block prefix sum of the survivor counts and one atomic per block for the
 //! block's place in the next frontier (the paper's 2D counting mip-map, §5.3, flattened: the
 //! block sums are its base level, the scan its top-down pass). A frontier larger than the
 //! buffers sets an overflow flag; the host then grows them (remembered for the next query) and
 //! runs the traversal again, so no pair is dropped. Exact mode tests the leaf pairs' triangles on
-//! the host with the exact predicate (`gprox_geometry::tri_tri`), as the CPU does.
+//! the host with the exact predicate (`gprox_geometry::tri_tri`), as the CPU does (after
+//! [`DeviceImage::evaluate`] with the positions read back: 12 B per texel).
+
+mod eval;
+mod traverse;
+
+pub use eval::ImageEvalParams;
 
 use glam::Vec3;
 use gprox_bvh::aabb::Aabb;
 use gprox_query::geometry_image::hierarchy::Level;
-use gprox_query::geometry_image::traverse::quads_intersect;
-use gprox_query::geometry_image::{GeometryImage, ImageSpec, Mode, TexelPair};
+use gprox_query::geometry_image::{GeometryImage, ImageSpec};
 
-use crate::device::{Device, DeviceBuffer, MappedBuffer};
+use crate::device::{Device, DeviceBuffer};
 use crate::error::{CudaError, Result};
 use crate::kernel::Kernel;
 use crate::params::params;
@@ -33,7 +41,7 @@ use crate::params::params;
 /// Most levels of a hierarchy image (`GPROX_GI_MAX_LEVELS`).
 pub const MAX_LEVELS: usize = 16;
 /// Counter words of a traversal (`GPROX_GI_COUNTERS`).
-const COUNTERS: usize = 2 + 2 * (2 * MAX_LEVELS + 1);
+const COUNTERS: usize = 2 + 2 * (2 * MAX_LEVELS + 1) + 1;
 /// Header words in front of the mapped leaf pairs (`GPROX_GI_HEADER`).
 const HEADER: usize = 4;
 /// Frontier capacity (pairs) of the first query; grown after an overflow.
@@ -88,8 +96,12 @@ params!(
         frontier_out: u64,
         /// `u32[COUNTERS]`.
         counters: u64,
-        /// Mapped `u32[HEADER + 2 * capacity]`.
+        /// Mapped `u32[HEADER + 2 * capacity]`: header and sorted keys.
         out: u64,
+        /// `u64[capacity]`: leaf pair keys, sorted on the device.
+        keys: u64,
+        /// `u32[8 * 256]`: radix digit totals, cleared by `gprox_gi_keys`.
+        totals: u64,
         /// Frontier capacity (pairs).
         capacity: u32,
         /// Step number.
@@ -108,8 +120,12 @@ params!(
         normal_test: u32,
         /// 1 at the last step.
         last: u32,
-        /// Padding.
-        pad: u32,
+        /// Bit offset of A's quad column in a leaf pair key.
+        shift_ia: u32,
+        /// Bit offset of A's quad row.
+        shift_ja: u32,
+        /// Bit offset of B's quad column (B's row is the lowest field).
+        shift_ib: u32,
     }
 );
 
@@ -128,6 +144,11 @@ pub struct DeviceImage {
     quad_stencil: DeviceBuffer<u8>,
     boxes: DeviceBuffer<Aabb>,
     signs: Option<DeviceBuffer<[i8; 4]>>,
+    /// The resident evaluation of the positions ([`DeviceImage::evaluate`]), once used.
+    evaluator: Option<eval::Evaluator>,
+    /// Whether the positions are the host image's (uploaded by [`DeviceImage::update`]) rather
+    /// than evaluated on the device.
+    host_positions: bool,
 }
 
 impl std::fmt::Debug for DeviceImage {
@@ -191,13 +212,16 @@ impl DeviceImage {
             } else {
                 None
             },
+            evaluator: None,
+            host_positions: true,
         };
         me.update(device, img)?;
         Ok(me)
     }
 
-    /// New positions of the same face and grid (a deforming face or a new pose): uploads them
-    /// (12 B per texel) and enqueues the hierarchy build, one launch per stored level; no
+    /// New positions of the same face and grid sampled on the host (a deforming face or a new
+    /// pose): uploads them (12 B per texel; [`DeviceImage::evaluate`] uploads only the control
+    /// points) and enqueues the hierarchy build, one launch per stored level; no
     /// synchronisation, no allocation. [`CudaError::LengthMismatch`] when `img` does not
     /// [`DeviceImage::fits`].
     pub fn update(&mut self, device: &Device, img: &GeometryImage) -> Result<()> {
@@ -210,6 +234,12 @@ impl DeviceImage {
         self.pad = img.pad;
         self.positions
             .write(bytemuck::cast_slice::<Vec3, [f32; 3]>(&img.positions))?;
+        self.host_positions = true;
+        self.build_levels(device)
+    }
+
+    /// Enqueues the hierarchy build from the resident positions: one launch per stored level.
+    fn build_levels(&self, device: &Device) -> Result<()> {
         let first = if self.sizes.len() == 1 { 0 } else { 1 };
         for l in first..self.sizes.len() {
             let (w, h) = self.sizes[l];
@@ -298,177 +328,6 @@ impl DeviceImage {
                 }
             })
             .collect())
-    }
-}
-
-/// Leaf node pairs as sorted [`TexelPair`]s, exact mode's triangle test on the host: the pairs
-/// are packed into 64-bit keys `(i_a, j_a, i_b, j_b)` (16 bits each; sides are below 2^13),
-/// whose order is that of `TexelPair` for fixed faces, and sorted as integers.
-fn texel_pairs(
-    pairs: Vec<(u32, u32)>,
-    a: (&GeometryImage, &DeviceImage),
-    b: (&GeometryImage, &DeviceImage),
-    mode: Mode,
-) -> Vec<TexelPair> {
-    let (wa, wb) = (a.1.sizes[0].0 as u32, b.1.sizes[0].0 as u32);
-    let mut keys: Vec<u64> = pairs
-        .into_iter()
-        .map(|(p, q)| {
-            (u64::from(p % wa) << 48)
-                | (u64::from(p / wa) << 32)
-                | (u64::from(q % wb) << 16)
-                | u64::from(q / wb)
-        })
-        .collect();
-    keys.sort_unstable();
-    let part = |k: u64, s: u32| ((k >> s) & 0xffff) as u32;
-    keys.into_iter()
-        .map(|k| TexelPair {
-            face_a: a.0.face,
-            quad_a: [part(k, 48), part(k, 32)],
-            face_b: b.0.face,
-            quad_b: [part(k, 16), part(k, 0)],
-        })
-        .filter(|t| mode == Mode::Approximate || quads_intersect(a.0, t.quad_a, b.0, t.quad_b))
-        .collect()
-}
-
-/// One traversal step on the host's side: parents' levels and which trees descend.
-#[derive(Clone, Copy)]
-struct Step {
-    level_a: usize,
-    level_b: usize,
-    descend_a: bool,
-    descend_b: bool,
-}
-
-impl Device {
-    /// Every pair of quads of `a` and `b` whose padded boxes overlap (approximate) or whose
-    /// triangles intersect (exact), sorted: `gprox_query::geometry_image::collide_images` on the
-    /// device. Each side is the image and its resident copy (updated to the same positions).
-    /// One host synchronisation (more only when a frontier outgrew its buffers).
-    pub fn image_collide(
-        &self,
-        a: (&GeometryImage, &DeviceImage),
-        b: (&GeometryImage, &DeviceImage),
-        mode: Mode,
-    ) -> Result<Vec<TexelPair>> {
-        let pairs = self.image_collide_nodes(a.1, b.1)?;
-        Ok(texel_pairs(pairs, a, b, mode))
-    }
-
-    /// The leaf pairs of [`Device::image_collide`] in approximate mode as quad indices
-    /// (`j * (width - 1) + i` on each side), unordered: the device's part of the query alone.
-    pub fn image_collide_nodes(&self, a: &DeviceImage, b: &DeviceImage) -> Result<Vec<(u32, u32)>> {
-        let (mut la, mut lb) = (a.levels() - 1, b.levels() - 1);
-        let mut steps = Vec::new();
-        while la > 0 || lb > 0 {
-            let (da, db) = (la > 0 && la >= lb, lb > 0 && lb >= la);
-            steps.push(Step {
-                level_a: la,
-                level_b: lb,
-                descend_a: da,
-                descend_b: db,
-            });
-            la -= usize::from(da);
-            lb -= usize::from(db);
-        }
-        self.image_traverse(a.face(), b.face(), &steps, None)
-    }
-
-    /// Every pair of non-adjacent quads of one image whose padded boxes overlap (approximate)
-    /// or whose triangles intersect (exact), sorted:
-    /// `gprox_query::geometry_image::self_collide_image` on the device. `normal_test` reads
-    /// the sign bytes of an image made with signs (without them it prunes nothing).
-    pub fn image_self_collide(
-        &self,
-        img: (&GeometryImage, &DeviceImage),
-        mode: Mode,
-        normal_test: bool,
-    ) -> Result<Vec<TexelPair>> {
-        let top = img.1.levels() - 1;
-        if top == 0 {
-            return Ok(Vec::new());
-        }
-        let steps: Vec<Step> = (1..=top)
-            .rev()
-            .map(|l| Step {
-                level_a: l,
-                level_b: l,
-                descend_a: true,
-                descend_b: true,
-            })
-            .collect();
-        let face = img.1.face();
-        let pairs = self.image_traverse(face, face, &steps, Some(normal_test))?;
-        Ok(texel_pairs(pairs, img, img, mode))
-    }
-
-    /// Enqueues a whole traversal (`self_normal`: self mode and its normal test) and returns
-    /// the leaf node pairs, growing the frontier and rerunning after an overflow.
-    fn image_traverse(
-        &self,
-        a: ImageFace,
-        b: ImageFace,
-        steps: &[Step],
-        self_normal: Option<bool>,
-    ) -> Result<Vec<(u32, u32)>> {
-        loop {
-            let capacity = self.hint("gi.capacity", FRONTIER_CAPACITY).max(1);
-            let cap = capacity as usize;
-            let front = [
-                self.lease::<DeviceBuffer<u32>>("gi.front0", 2 * cap)?,
-                self.lease::<DeviceBuffer<u32>>("gi.front1", 2 * cap)?,
-            ];
-            let counters = self.lease::<DeviceBuffer<u32>>("gi.counters", COUNTERS)?;
-            let out = self.lease::<MappedBuffer<u32>>("gi.out", HEADER + 2 * cap)?;
-            let mut p = ImageTraverseParams {
-                a,
-                b,
-                frontier_in: front[1].device_ptr(),
-                frontier_out: front[0].device_ptr(),
-                counters: counters.device_ptr(),
-                out: out.device_ptr(),
-                capacity,
-                step: 0,
-                level_a: 0,
-                level_b: 0,
-                descend_a: 0,
-                descend_b: 0,
-                self_mode: u32::from(self_normal.is_some()),
-                normal_test: u32::from(self_normal == Some(true)),
-                last: 0,
-                pad: 0,
-            };
-            let block = self.block_size();
-            // SAFETY (all launches): the faces' buffers are live resident images; the frontiers
-            // hold `2 * capacity` words, the counters COUNTERS, the mapped output
-            // HEADER + 2 * capacity; the kernels write no further than these.
-            unsafe { self.launch(Kernel::ImageInit, 1, block, &p)? };
-            let grid = self.multiprocessors() * if self.is_emulated() { 4 } else { 8 };
-            for (s, st) in steps.iter().enumerate() {
-                p.step = s as u32 + 1;
-                p.frontier_in = front[s % 2].device_ptr();
-                p.frontier_out = front[(s + 1) % 2].device_ptr();
-                (p.level_a, p.level_b) = (st.level_a as u32, st.level_b as u32);
-                (p.descend_a, p.descend_b) = (u32::from(st.descend_a), u32::from(st.descend_b));
-                p.last = u32::from(s + 1 == steps.len());
-                unsafe { self.launch(Kernel::ImageStep, grid, block, &p)? };
-            }
-            p.step = steps.len() as u32;
-            p.frontier_in = front[steps.len() % 2].device_ptr();
-            unsafe { self.launch(Kernel::ImageOut, grid, block, &p)? };
-            self.synchronize()?;
-            let header = out.read(0, HEADER);
-            if header[1] != 0 {
-                let needed = header[2].max(header[0]);
-                self.set_hint("gi.capacity", needed.max(capacity.saturating_mul(2)));
-                continue;
-            }
-            let n = header[0] as usize;
-            let words = out.read(HEADER, 2 * n);
-            return Ok(words.chunks_exact(2).map(|w| (w[0], w[1])).collect());
-        }
     }
 }
 
