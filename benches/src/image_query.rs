@@ -10,12 +10,14 @@ use std::time::Instant;
 
 use anyhow::{Context as _, Result};
 use gprox::bvh::aabb::Aabb;
+use gprox::geometry::freeform::trimmed::TrimLoop;
 use gprox::geometry::freeform::TrimmedFace;
 use gprox::geometry::scene::{QueryKind, Scene, IMAGE_EPSILON_REL};
 use gprox::geometry::transform::Pose64;
 use gprox::query::geometry_image::resolution::world_box;
 use gprox::query::geometry_image::{
-    collide_models, self_collide_image, GeometryImage, HierarchyImage, Mode, TexelPair,
+    clipped_images, collide_models, self_collide_image, GeometryImage, HierarchyImage, Mode,
+    TexelPair,
 };
 
 use crate::report::FrameRecord;
@@ -43,33 +45,11 @@ fn overlap(a: &Aabb, b: &Aabb) -> Aabb {
     }
 }
 
-/// The control box of every face under `pose`, and their union.
-fn boxes(faces: &[TrimmedFace], pose: &Pose64) -> (Vec<Aabb>, Aabb) {
-    let b: Vec<Aabb> = faces.iter().map(|f| world_box(f.surface(), pose)).collect();
-    let all = b.iter().fold(Aabb::EMPTY, |x, y| x.merge(y));
-    (b, all)
-}
-
-/// Images and hierarchies of the faces meeting `clip`, each restricted to it.
-fn clipped_images(
-    faces: &[TrimmedFace],
-    face_boxes: &[Aabb],
-    pose: &Pose64,
-    eps: f64,
-    clip: &Aabb,
-) -> Result<Vec<(GeometryImage, HierarchyImage)>> {
-    let mut out = Vec::new();
-    for (k, f) in faces.iter().enumerate() {
-        let c = overlap(&face_boxes[k], clip);
-        if is_empty(&c) {
-            continue;
-        }
-        if let Some(img) = GeometryImage::generate(k as u32, f, pose, eps, Some(&c))? {
-            let h = HierarchyImage::build(&img);
-            out.push((img, h));
-        }
-    }
-    Ok(out)
+/// The control box of a model's faces under `pose`.
+fn model_box(faces: &[TrimmedFace], pose: &Pose64) -> Aabb {
+    faces
+        .iter()
+        .fold(Aabb::EMPTY, |x, f| x.merge(&world_box(f.surface(), pose)))
 }
 
 /// The approximate-mode quad pairs of two posed trimmed objects and the texels sampled.
@@ -78,19 +58,19 @@ pub fn collide_pair(
     b: (&[TrimmedFace], &Pose64),
     eps: f64,
 ) -> Result<(Vec<TexelPair>, usize)> {
-    let (ba, all_a) = boxes(a.0, a.1);
-    let (bb, all_b) = boxes(b.0, b.1);
+    let all_a = model_box(a.0, a.1);
+    let all_b = model_box(b.0, b.1);
     let clip = overlap(&all_a, &all_b);
     if is_empty(&clip) {
         return Ok((Vec::new(), 0));
     }
-    let ia = clipped_images(a.0, &ba, a.1, eps, &clip)?;
+    let ia = clipped_images(a.0, a.1, eps, &clip)?;
     let roots = ia.iter().fold(Aabb::EMPTY, |x, (_, h)| x.merge(&h.root()));
     let clip_b = overlap(&clip, &roots);
     if is_empty(&clip_b) {
         return Ok((Vec::new(), texels(&ia)));
     }
-    let ib = clipped_images(b.0, &bb, b.1, eps, &clip_b)?;
+    let ib = clipped_images(b.0, b.1, eps, &clip_b)?;
     let n = texels(&ia) + texels(&ib);
     Ok((collide_models(&ia, &ib, Mode::Approximate), n))
 }
@@ -99,22 +79,43 @@ fn texels(imgs: &[(GeometryImage, HierarchyImage)]) -> usize {
     imgs.iter().map(|(i, _)| i.positions.len()).sum()
 }
 
+/// A face's image and hierarchy kept across frames with the trim loops they were made for.
+pub type CachedImage = (Vec<TrimLoop>, GeometryImage, HierarchyImage);
+
 /// The exact-mode self-intersecting quad pairs of every face of a posed object (normal test
-/// on) and the texels sampled.
+/// on) and the texels sampled. `cache[k]` keeps face `k`'s image between calls: while its grid
+/// still certifies ε for the moved control points ([`gprox::query::geometry_image::ImageSpec::admits`]) and the trim loops
+/// are the same, only the positions and the hierarchy are remade.
 pub fn self_collide(
     faces: &[TrimmedFace],
     pose: &Pose64,
     eps: f64,
+    cache: &mut Vec<Option<CachedImage>>,
 ) -> Result<(Vec<TexelPair>, usize)> {
+    cache.resize_with(faces.len(), || None);
     let mut out = Vec::new();
     let mut n = 0;
     for (k, f) in faces.iter().enumerate() {
-        let Some(img) = GeometryImage::generate(k as u32, f, pose, eps, None)? else {
+        let slot = &mut cache[k];
+        let keep = slot.as_ref().is_some_and(|(loops, img, _)| {
+            img.spec.eps == eps
+                && loops.as_slice() == f.loops()
+                && img.spec.admits(f.surface(), pose)
+        });
+        if let (true, Some((_, img, h))) = (keep, slot.as_mut()) {
+            img.update_positions(f.surface(), pose)?;
+            h.rebuild(img);
+        } else {
+            *slot = GeometryImage::generate(k as u32, f, pose, eps, None)?.map(|img| {
+                let h = HierarchyImage::build_with_signs(&img);
+                (f.loops().to_vec(), img, h)
+            });
+        }
+        let Some((_, img, h)) = slot.as_ref() else {
             continue;
         };
-        let h = HierarchyImage::build_with_signs(&img);
         n += img.positions.len();
-        out.extend(self_collide_image(&img, &h, Mode::Exact, true));
+        out.extend(self_collide_image(img, h, Mode::Exact, true));
     }
     out.sort_unstable();
     Ok((out, n))
@@ -145,12 +146,13 @@ fn frame(
     f: usize,
     faces: &[Vec<TrimmedFace>],
     eps: f64,
+    cache: &mut Vec<Option<CachedImage>>,
 ) -> Result<(FrameRecord, u64, usize)> {
     let mut hash = 0xcbf2_9ce4_8422_2325;
     let (mut count, mut texels) = (0u64, 0usize);
     let mut hit_pairs = Vec::new();
     if let Some(o) = target.object {
-        let (pairs, n) = self_collide(&faces[o], &scene.pose64(f, o), eps)?;
+        let (pairs, n) = self_collide(&faces[o], &scene.pose64(f, o), eps, cache)?;
         hash = hash_pairs(hash, o, o, &pairs);
         count = pairs.len() as u64;
         texels = n;
@@ -203,6 +205,8 @@ pub fn run_image_target(
         build_ms.push(t.elapsed().as_secs_f64() * 1e3);
     }
     let mut data = RunData::new(build_ms, 0);
+    // Self-collision keeps its images across frames (collision pairs clip them per frame).
+    let mut cache = Vec::new();
     for &f in frames {
         let mut update = Vec::with_capacity(repeats);
         for _ in 0..repeats {
@@ -219,7 +223,7 @@ pub fn run_image_target(
         let mut result: Option<(FrameRecord, u64, usize)> = None;
         for _ in 0..repeats {
             let t = Instant::now();
-            let r = frame(scene, target, f, &faces, eps)?;
+            let r = frame(scene, target, f, &faces, eps, &mut cache)?;
             times.push(t.elapsed().as_secs_f64() * 1e3);
             let prev = result.as_ref().map(|(prev, _, _)| prev);
             check_repeat(prev, &r.0, scene, target, f)?;

@@ -8,7 +8,7 @@
 use glam::DVec4;
 use gprox_geometry::freeform::{grid_basis, NurbsSurface};
 use gprox_geometry::transform::Pose64;
-use gprox_query::geometry_image::image::leaf_pad;
+use gprox_query::geometry_image::image::moved_pad;
 use gprox_query::geometry_image::ImageSpec;
 
 use super::DeviceImage;
@@ -131,7 +131,7 @@ impl DeviceImage {
         let Some(e) = &self.evaluator else {
             unreachable!("set above")
         };
-        self.pad = leaf_pad(self.spec.sigma, surface, pose);
+        self.pad = moved_pad(&self.spec, surface, pose);
         let p = ImageEvalParams {
             positions: self.positions.device_ptr(),
             points: e.points.device_ptr(),

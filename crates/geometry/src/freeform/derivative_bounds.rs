@@ -46,6 +46,14 @@ pub struct DerivativeBounds {
     pub duvv: f64,
 }
 
+impl DerivativeBounds {
+    /// The bounds of one Bézier patch of degree `[p, q]` over `rect` from its homogeneous net
+    /// (row-major `(p+1) x (q+1)`, as [`NurbsSurface::bezier_patches`] gives it).
+    pub fn of_patch(rect: ParamRect, net: &[DVec4], degree: [usize; 2]) -> Self {
+        piece_bounds(rect, net, degree)
+    }
+}
+
 /// Relative slack covering the rounding of the difference nets.
 const ROUNDING: f64 = 1e-9;
 

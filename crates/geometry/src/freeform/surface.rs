@@ -402,12 +402,19 @@ impl NurbsSurface {
         };
         let iu = interior(&self.knots[0], d.u0, d.u1);
         let iv = interior(&self.knots[1], d.v0, d.v1);
+        // Every interior knot to full multiplicity, one pass over the lines per direction (the
+        // same insertions, in the same order, as `insert_knot` knot by knot).
         let mut s = self.clone();
-        for &t in &iu {
-            s = s.insert_knot(true, t, p);
-        }
-        for &t in &iv {
-            s = s.insert_knot(false, t, q);
+        for (along_u, knots, degree) in [(true, &iu, p), (false, &iv, q)] {
+            if !knots.is_empty() {
+                s = s.map_lines(along_u, |k, pts| {
+                    let (mut k, mut pts) = (k.to_vec(), pts.to_vec());
+                    for &t in knots {
+                        insert_to_multiplicity(&mut k, degree, &mut pts, t, degree);
+                    }
+                    (k, pts)
+                });
+            }
         }
         let bu: Vec<f64> = std::iter::once(d.u0)
             .chain(iu)

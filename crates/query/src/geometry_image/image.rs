@@ -48,16 +48,27 @@ impl GeometryImage {
         let Some(spec) = ImageSpec::new(id, face.surface(), pose, eps, clip)? else {
             return Ok(None);
         };
-        Self::from_spec(id, face, pose, spec).map(Some)
+        // The spec's deviation bound is this surface's: no need to recompute it.
+        Self::with_spec(id, face, pose, spec, false).map(Some)
     }
 
     /// The image of `face` under `pose` on the grid of `spec` (normally from [`ImageSpec::new`];
-    /// a hand-made spec keeps its σ padding but not the ε guarantee).
+    /// a hand-made spec pads by at least its σ and the certified deviation, without the ε bound).
     pub fn from_spec(
         id: u32,
         face: &TrimmedFace,
         pose: &Pose64,
         spec: ImageSpec,
+    ) -> Result<Self, GeometryImageError> {
+        Self::with_spec(id, face, pose, spec, true)
+    }
+
+    fn with_spec(
+        id: u32,
+        face: &TrimmedFace,
+        pose: &Pose64,
+        spec: ImageSpec,
+        bound: bool,
     ) -> Result<Self, GeometryImageError> {
         let poly = face
             .flatten(spec.trim_tolerance)
@@ -82,7 +93,7 @@ impl GeometryImage {
             quad_stencil,
             pad: 0.0,
         };
-        img.update_positions(face.surface(), pose)?;
+        img.fill_positions(face.surface(), pose, bound)?;
         Ok(img)
     }
 
@@ -97,12 +108,25 @@ impl GeometryImage {
     }
 
     /// Re-evaluates the positions for moved control points or a new pose (same grid and
-    /// stencil, rows in parallel). The accuracy stays certified while the surface's derivative
-    /// bounds do not grow; [`ImageSpec::new`] tells when a finer grid is needed.
+    /// stencil, rows in parallel). The leaf padding is recomputed from the moved surface's
+    /// derivative bounds, so the boxes always hold the surface (no missed contact); the `2ε`
+    /// bound on reported pairs holds while the bounds do not grow ([`ImageSpec::new`] tells
+    /// when a finer grid is needed).
     pub fn update_positions(
         &mut self,
         surface: &NurbsSurface,
         pose: &Pose64,
+    ) -> Result<(), GeometryImageError> {
+        self.fill_positions(surface, pose, true)
+    }
+
+    /// The positions; the padding from the spec's deviation bound, and from `surface`'s own
+    /// when `bound` (it may differ from the surface the spec was made for).
+    fn fill_positions(
+        &mut self,
+        surface: &NurbsSurface,
+        pose: &Pose64,
+        bound: bool,
     ) -> Result<(), GeometryImageError> {
         if pose.rows.iter().flatten().any(|x| !x.is_finite()) {
             return Err(GeometryImageError::NonFinitePose { face: self.face });
@@ -118,7 +142,13 @@ impl GeometryImage {
                     *out = eval.point(i, j).as_vec3();
                 }
             });
-        self.pad = leaf_pad(self.spec.sigma, surface, pose);
+        // The deviation bound (the spec's, or the moved surface's when larger) and the f32
+        // rounding.
+        self.pad = if bound {
+            moved_pad(&self.spec, surface, pose)
+        } else {
+            leaf_pad(self.spec.sigma, surface, pose)
+        };
         Ok(())
     }
 
@@ -179,6 +209,14 @@ pub fn leaf_pad(sigma: f64, surface: &NurbsSurface, pose: &Pose64) -> f32 {
         })
         .fold(0.0f64, f64::max);
     (sigma * (1.0 + 1e-6) + 4.0 * max_abs * f64::from(f32::EPSILON)) as f32
+}
+
+/// The padding of an image made with `spec` after its control points moved to `surface`
+/// (under `pose`): [`leaf_pad`] with the larger of the spec's deviation bound and `surface`'s
+/// own on the same grid ([`ImageSpec::deviation`]), so the boxes still hold a surface whose
+/// curvature grew. [`GeometryImage::update_positions`] and the device's evaluation pad by it.
+pub fn moved_pad(spec: &ImageSpec, surface: &NurbsSurface, pose: &Pose64) -> f32 {
+    leaf_pad(spec.sigma.max(spec.deviation(surface, pose)), surface, pose)
 }
 
 /// Sets the stencil of every quad within the flattening tolerance of a trim polygon edge: each

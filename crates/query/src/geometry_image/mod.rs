@@ -22,7 +22,8 @@ pub use resolution::ImageSpec;
 pub use self_collide::self_collide_image;
 
 pub use traverse::{
-    collide_images, collide_images_with, collide_models, Mode, TexelPair, TraversalBuffers,
+    clipped_images, collide_images, collide_images_with, collide_models, Mode, TexelPair,
+    TraversalBuffers,
 };
 
 use gprox_geometry::freeform::TrimError;
@@ -76,6 +77,8 @@ pub enum GeometryImageError {
     },
 }
 
+#[cfg(test)]
+mod pairs_tests;
 #[cfg(test)]
 mod scene_tests;
 #[cfg(test)]

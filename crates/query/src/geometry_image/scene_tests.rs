@@ -117,8 +117,8 @@ fn image_pairs(
     if hierarchy::is_empty(&clip) {
         return Vec::new();
     }
-    let ia = model_images(fa, pa, eps, &clip);
-    let ib = model_images(fb, pb, eps, &clip);
+    let ia = model_images(fa, pa, eps, &clip).unwrap();
+    let ib = model_images(fb, pb, eps, &clip).unwrap();
     collide_models(&ia, &ib, Mode::Approximate)
         .into_iter()
         .filter(|t| {

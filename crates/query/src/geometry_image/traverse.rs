@@ -14,8 +14,12 @@ use rayon::prelude::*;
 
 use gprox_bvh::aabb::Aabb;
 
+use gprox_geometry::freeform::TrimmedFace;
+use gprox_geometry::transform::Pose64;
+
 use super::hierarchy::{is_empty, Level};
-use super::{GeometryImage, HierarchyImage};
+use super::resolution::world_box;
+use super::{GeometryImage, GeometryImageError, HierarchyImage};
 
 /// The traversal starts testing at the first level with at least this many pairs.
 pub const MIN_PAIRS: usize = 256;
@@ -241,6 +245,33 @@ pub fn collide_images_with(
             })
             .filter(|t| mode == Mode::Approximate || quads_intersect(a.0, t.quad_a, b.0, t.quad_b)),
     );
+}
+
+/// Images and hierarchies of the faces of a posed model restricted to `clip` (§3): face `k`
+/// (id `k`) is imaged on the part of it whose control box meets `clip`, and left out when none
+/// does. With the overlap of two models' boxes as `clip` this is what [`collide_models`] needs.
+pub fn clipped_images(
+    faces: &[TrimmedFace],
+    pose: &Pose64,
+    eps: f64,
+    clip: &Aabb,
+) -> Result<Vec<(GeometryImage, HierarchyImage)>, GeometryImageError> {
+    let mut out = Vec::new();
+    for (k, f) in faces.iter().enumerate() {
+        let b = world_box(f.surface(), pose);
+        let c = Aabb {
+            min: std::array::from_fn(|i| b.min[i].max(clip.min[i])),
+            max: std::array::from_fn(|i| b.max[i].min(clip.max[i])),
+        };
+        if is_empty(&c) {
+            continue;
+        }
+        if let Some(img) = GeometryImage::generate(k as u32, f, pose, eps, Some(&c))? {
+            let h = HierarchyImage::build(&img);
+            out.push((img, h));
+        }
+    }
+    Ok(out)
 }
 
 /// [`collide_images`] over every pair of faces of two models whose root boxes overlap; faces
