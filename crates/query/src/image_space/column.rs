@@ -522,20 +522,7 @@ mod tests {
     /// flagged exactly as by the definition.
     #[test]
     fn columns_match_the_definition_on_a_cube_through_samples() {
-        let c = |i: u32| glam::Vec3::new((i & 1) as f32, (i >> 1 & 1) as f32, (i >> 2 & 1) as f32);
-        let quads = [
-            [0, 2, 3, 1],
-            [4, 5, 7, 6],
-            [0, 1, 5, 4],
-            [2, 6, 7, 3],
-            [0, 4, 6, 2],
-            [1, 3, 7, 5],
-        ];
-        let faces = quads
-            .iter()
-            .flat_map(|q| [[q[0], q[1], q[2]], [q[0], q[2], q[3]]])
-            .collect();
-        let cube = TriMesh::new((0..8).map(c).collect(), faces).unwrap();
+        let cube = gprox_geometry::scene::box_mesh(glam::Vec3::ZERO, glam::Vec3::ONE).unwrap();
         let h = 0.125;
         let lattice = Lattice {
             origin: DVec3::splat(-2.5 * h),
