@@ -30,6 +30,10 @@ use gprox::{Backend, Context, ImageSpaceOptions, Intersection, Model};
 use gprox_bench::query::field_tolerance;
 use gprox_geometry::scene::Scene;
 
+const USAGE: &str = "penetration-field [--backend cpu|cuda|emulated] [--repeats N] [--frames N] \
+[--frame F] [--scales 0.25,1] [--no-depths] [--out DIR]
+  the image-space tolerance sweep on the built-in deforming tori (see the file's docs)";
+
 struct Args {
     backend: Backend,
     repeats: usize,
@@ -61,7 +65,11 @@ fn args() -> Result<Args> {
             "--frame" => a.frame = Some(v()?.parse()?),
             "--scales" => a.scales = v()?.split(',').map(str::parse).collect::<Result<_, _>>()?,
             "--out" => a.out = PathBuf::from(v()?),
-            other => bail!("unknown argument {other}"),
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                std::process::exit(0);
+            }
+            other => bail!("unknown argument {other}\n{USAGE}"),
         }
     }
     Ok(a)

@@ -22,7 +22,8 @@
 
 use glam::DVec3;
 use gprox_geometry::tri_distance::point_triangle_distance;
-use rayon::prelude::*;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
 
 use super::intersect::SurfacePoint;
 use super::lattice::Lattice;
@@ -39,21 +40,41 @@ const MARGIN: f64 = 1e-9;
 /// (its normal is too uncertain); it is always evaluated exactly.
 const MIN_SINE: f64 = 1e-3;
 
-/// A world mesh with the lower-bound coefficients of every face ([`bounds`]), computed once
-/// per query.
+/// A world mesh and the lower-bound coefficients of its faces ([`bounds`]). A block computes
+/// the coefficients of the faces it gathers; once a query has asked for as many samples as the
+/// mesh has faces, the coefficients of every face are computed once and shared (a shallow
+/// contact then costs no pass over the whole mesh, a deep one no recomputation per block).
 pub(crate) struct Surface<'w, 'a> {
     world: &'w World<'a>,
-    bounds: Vec<[f64; 16]>,
+    table: OnceLock<Vec<[f64; 16]>>,
+    samples: AtomicUsize,
 }
 
 impl<'w, 'a> Surface<'w, 'a> {
-    /// The coefficients of every face of `world`.
+    /// `world`, no coefficients computed yet.
     pub(crate) fn new(world: &'w World<'a>) -> Self {
-        let bounds = (0..world.faces.len() as u32)
-            .into_par_iter()
-            .map(|f| bounds(world.triangle(f)))
-            .collect();
-        Self { world, bounds }
+        Self {
+            world,
+            table: OnceLock::new(),
+            samples: AtomicUsize::new(0),
+        }
+    }
+
+    /// The table of every face's coefficients when this query has reached as many samples as
+    /// faces (counting `more` now), else `None`.
+    fn table(&self, more: usize) -> Option<&[[f64; 16]]> {
+        let faces = self.world.faces.len();
+        let seen = self.samples.fetch_add(more, Ordering::Relaxed) + more;
+        let table = if seen >= faces {
+            self.table.get_or_init(|| {
+                (0..faces as u32)
+                    .map(|f| bounds(self.world.triangle(f)))
+                    .collect()
+            })
+        } else {
+            self.table.get()?
+        };
+        Some(table)
     }
 }
 
@@ -146,11 +167,20 @@ pub(crate) fn surface_points(
             s.start.push(order.len());
         }
     }
+    let table = w.table(cells.len());
     let mut seed: Option<u32> = None;
     for b in 0..s.start.len() - 1 {
         let idx = &order[s.start[b]..s.start[b + 1]];
         if !idx.is_empty() {
-            seed = Some(run_block(w, lattice, cells, idx, seed, s, out));
+            seed = Some(run_block(
+                (w.world, table),
+                lattice,
+                cells,
+                idx,
+                seed,
+                s,
+                out,
+            ));
         }
     }
     s.order = order;
@@ -158,7 +188,7 @@ pub(crate) fn surface_points(
 
 /// The samples `idx` of one block; `seed` is a face near them. Returns the last sample's face.
 fn run_block(
-    sf: &Surface<'_, '_>,
+    (w, table): (&World<'_>, Option<&[[f64; 16]]>),
     lattice: &Lattice,
     cells: &[[u32; 3]],
     idx: &[u32],
@@ -172,7 +202,6 @@ fn run_block(
         lo = lo.min(p);
         hi = hi.max(p);
     }
-    let w = sf.world;
     let c = 0.5 * (lo + hi);
     let r = 0.5 * (hi - lo).length();
     let seeds = seed.as_slice();
@@ -182,7 +211,7 @@ fn run_block(
     // A face nearest to a sample p of the block has d(c) − r ≤ d(p) ≤ D + r: its bound at c
     // is at most D + 2r.
     let keep = (centre.distance + 2.0 * r) * (1.0 + MARGIN) + MARGIN * scale;
-    gather(sf, [lo, hi], reach, (c, keep * keep), s);
+    gather(w, table, [lo, hi], reach, (c, keep * keep), s);
     let mut last = centre.face;
     for &i in idx {
         let p = lattice.center(cells[i as usize]);
@@ -193,16 +222,17 @@ fn run_block(
     last
 }
 
-/// Collects into `s` every face whose box is within `reach` of the box `[lo, hi]` and whose
-/// squared lower bound at `c` is at most `keep2`, with its bound coefficients.
+/// Collects into `s` every face of `w` whose box is within `reach` of the box `[lo, hi]` and
+/// whose squared lower bound at `c` is at most `keep2`, with its bound coefficients (from
+/// `table` when there is one).
 fn gather(
-    sf: &Surface<'_, '_>,
+    w: &World<'_>,
+    table: Option<&[[f64; 16]]>,
     [lo, hi]: [DVec3; 2],
     reach: f64,
     (c, keep2): (DVec3, f64),
     s: &mut DepthScratch,
 ) {
-    let w = sf.world;
     s.faces.clear();
     s.planes.iter_mut().for_each(Vec::clear);
     let cut = reach * reach;
@@ -222,7 +252,14 @@ fn gather(
             s.walk.push(n.left);
             continue;
         }
-        let b = &sf.bounds[n.left as usize];
+        let computed;
+        let b = match table {
+            Some(all) => &all[n.left as usize],
+            None => {
+                computed = bounds(w.triangle(n.left));
+                &computed
+            }
+        };
         if lower_bound2(b, c) > keep2 {
             continue;
         }
