@@ -50,7 +50,9 @@ echo "[compare] building gprox-bench, gprox-peer, gprox-compare (release)"
 BIN=$TARGET/release
 
 # 2. the gprox harness, one thread, against the shared reference results
-H_ARGS=(--threads 1 --no-builtin --lbvh-triangles 0 --scenes "$PEERS_SRC/scenes"
+# --timing first: a frame's time is its first call, as the peers' harness times every frame
+# once (the median of repeated calls would find the caches warm from the call before).
+H_ARGS=(--threads 1 --timing first --no-builtin --lbvh-triangles 0 --scenes "$PEERS_SRC/scenes"
         --results "$PEERS_SRC/results" --out "$OUT/gprox")
 [ -n "$SCENES" ] && H_ARGS+=(--only "$SCENES")
 [ "$QUICK" = 1 ] && H_ARGS+=(--frames 11 --repeats 1 --parry-frames 3)

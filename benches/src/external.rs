@@ -19,7 +19,7 @@ use gprox::geometry::scene::{QueryKind, Scene};
 use gprox::{Backend, Context};
 use serde_json::{json, Map, Value};
 
-use crate::run::{run_target, targets};
+use crate::run::{run_target, targets, Timing};
 
 /// Command line of `gprox-peer` (the `parry-bench` convention).
 #[derive(Clone, Debug, Parser)]
@@ -126,8 +126,16 @@ pub fn run_peer(args: &PeerArgs) -> Result<Value> {
     }
     for t in tgts.iter().filter(|t| want(t.kind.as_str())) {
         let kind = t.kind.as_str();
-        let data = match pool.install(|| run_target(&ctx, &scene, t, &frames, args.repeats, || {}))
-        {
+        let data = match pool.install(|| {
+            run_target(
+                &ctx,
+                &scene,
+                t,
+                &frames,
+                (args.repeats, Timing::First),
+                || {},
+            )
+        }) {
             Ok(d) => d,
             Err(e) => {
                 // e.g. distance on a deforming object: not an error of the run, a gap of gprox.

@@ -13,7 +13,7 @@ use crate::check::check_reference;
 use crate::oracle;
 use crate::peers::PeerResults;
 use crate::report::{DeviceOpsRecord, LbvhRecord, Machine, PeerRatio, Report, RunRecord};
-use crate::run::{run_target, same_answer, targets, RunData};
+use crate::run::{run_target, same_answer, targets, RunData, Timing};
 use crate::stats::{median, Summary};
 
 /// Options of the harness.
@@ -41,6 +41,10 @@ pub struct Args {
     /// Repetitions of every build and every frame's update and query.
     #[arg(long, default_value_t = 3)]
     pub repeats: usize,
+    /// How a frame's repetitions give its time: `median` (warm caches) or `first` (the first
+    /// call of every frame, as the peers' harness times them; `scripts/compare-peers.sh`).
+    #[arg(long, value_enum, default_value_t = Timing::Median)]
+    pub timing: Timing,
     /// Output folder for report.json, report.md and the plots.
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -231,6 +235,7 @@ pub fn run_all(args: &Args) -> Result<bool> {
             cuda_devices,
         },
         repeats: args.repeats.max(1),
+        timing: args.timing,
         runs: Vec::new(),
         lbvh: Vec::new(),
         stages: Vec::new(),
@@ -316,7 +321,16 @@ pub fn run_all(args: &Args) -> Result<bool> {
                     c.threads
                 ));
                 let ctx = Context::new(c.backend)?;
-                let go = || run_target(&ctx, &scene, t, &frames, args.repeats, || bar.inc(1));
+                let go = || {
+                    run_target(
+                        &ctx,
+                        &scene,
+                        t,
+                        &frames,
+                        (args.repeats, args.timing),
+                        || bar.inc(1),
+                    )
+                };
                 let data = match &c.pool {
                     Some(pool) => pool.install(go),
                     None => go(),

@@ -21,7 +21,7 @@ use gprox::query::geometry_image::{
 };
 
 use crate::report::FrameRecord;
-use crate::run::{check_repeat, timed_record, RunData, Target};
+use crate::run::{check_repeat, timed_record, RunData, Target, Timing};
 
 /// Whether `kind` is a geometry-image query.
 pub fn is_image(kind: &QueryKind) -> bool {
@@ -185,7 +185,7 @@ pub fn run_image_target(
     scene: &Scene,
     target: &Target,
     frames: &[usize],
-    repeats: usize,
+    (repeats, timing): (usize, Timing),
     mut tick: impl FnMut(),
 ) -> Result<RunData> {
     let repeats = repeats.max(1);
@@ -232,7 +232,10 @@ pub fn run_image_target(
         let (rec, hash, texels) = result.context("no repetition ran")?;
         data.triangles = data.triangles.max(texels);
         // The query runs on the host: its wall-clock time is its time.
-        data.push(timed_record(f, rec, &update, &times, &times, None), hash);
+        data.push(
+            timed_record(f, rec, [&update, &times, &times], timing, None),
+            hash,
+        );
         tick();
     }
     Ok(data)

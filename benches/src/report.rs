@@ -256,6 +256,9 @@ pub struct Report {
     pub machine: Machine,
     /// Repetitions per frame (queries) and per build.
     pub repeats: usize,
+    /// Which repetition times a frame (`median` or `first`).
+    #[serde(default)]
+    pub timing: crate::run::Timing,
     /// Every measurement.
     pub runs: Vec<RunRecord>,
     /// Large-mesh LBVH timings.

@@ -184,18 +184,58 @@ fn model_slots(scene: &Scene, target: &Target) -> (Vec<usize>, Vec<Option<usize>
     (reps, slot)
 }
 
+/// Which of a frame's repeated calls give the frame's time.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Timing {
+    /// The median of the repetitions: every repetition after the first finds the caches as
+    /// the one before left them (warm).
+    #[default]
+    Median,
+    /// The first call of every frame only, as the peers' harness times every frame once
+    /// (caches as the previous frame's query left them); the other repetitions still check
+    /// that the result repeats.
+    First,
+}
+
+impl Timing {
+    /// The time of one frame from the times of its repetitions (at least one).
+    pub fn pick(self, times: &[f64]) -> f64 {
+        match self {
+            Timing::Median => Summary::of(times).median,
+            Timing::First => times[0],
+        }
+    }
+}
+
 /// Runs `target` over `frames` with `repeats` repetitions of the build and of every frame's
-/// update and query; `tick` is called once per frame.
+/// update and query, each frame timed as `timing` says; `tick` is called once per frame.
 pub fn run_target(
     ctx: &Context,
     scene: &Scene,
     target: &Target,
     frames: &[usize],
-    repeats: usize,
+    (repeats, timing): (usize, Timing),
     mut tick: impl FnMut(),
 ) -> Result<RunData> {
     if crate::image_query::is_image(&target.kind) {
-        return crate::image_query::run_image_target(scene, target, frames, repeats, tick);
+        return crate::image_query::run_image_target(
+            scene,
+            target,
+            frames,
+            (repeats, timing),
+            tick,
+        );
     }
     let repeats = repeats.max(1);
     let (reps, slot) = model_slots(scene, target);
@@ -328,7 +368,7 @@ pub fn run_target(
             _ => None,
         };
         data.push(
-            timed_record(f, rec, &update, &times, &wall, device_ops),
+            timed_record(f, rec, [&update, &times, &wall], timing, device_ops),
             hash,
         );
         tick();
@@ -356,22 +396,21 @@ pub fn check_repeat(
     Ok(())
 }
 
-/// Frame `f`'s record `rec` with the medians of its repeated update, query and query
-/// wall-clock times (ms), the query's noise and the device operations.
+/// Frame `f`'s record `rec` with the times of its repeated update, query and query
+/// wall-clock times (ms) picked by `timing`, the query's noise and the device operations.
 pub fn timed_record(
     f: usize,
     rec: FrameRecord,
-    update: &[f64],
-    query: &[f64],
-    wall: &[f64],
+    [update, query, wall]: [&[f64]; 3],
+    timing: Timing,
     device_ops: Option<DeviceOpsRecord>,
 ) -> FrameRecord {
     let q = Summary::of(query);
     FrameRecord {
         frame: f,
-        update_ms: Summary::of(update).median,
-        query_ms: q.median,
-        query_wall_ms: Summary::of(wall).median,
+        update_ms: timing.pick(update),
+        query_ms: timing.pick(query),
+        query_wall_ms: timing.pick(wall),
         device_ops,
         query_noise_pct: q.noise_pct,
         ..rec
