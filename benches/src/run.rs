@@ -209,11 +209,11 @@ pub enum Timing {
 }
 
 impl Timing {
-    /// The time of one frame from the times of its repetitions (at least one).
+    /// The time of one frame from the times of its repetitions (0 for none).
     pub fn pick(self, times: &[f64]) -> f64 {
         match self {
             Timing::Median => Summary::of(times).median,
-            Timing::First => times[0],
+            Timing::First => times.first().copied().unwrap_or_default(),
         }
     }
 }
@@ -490,4 +490,17 @@ pub fn differences(ours: &FrameRecord, theirs: &FrameRecord, me: &str, who: &str
         }
     }
     d
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Timing;
+
+    #[test]
+    fn timing_picks_the_first_call_or_the_median() {
+        let times = [5.0, 1.0, 2.0, 9.0, 3.0];
+        assert_eq!(Timing::First.pick(&times), 5.0);
+        assert_eq!(Timing::Median.pick(&times), 3.0);
+        assert_eq!(Timing::First.pick(&[]), 0.0);
+    }
 }
