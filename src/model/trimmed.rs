@@ -140,8 +140,9 @@ impl Model {
 
     /// The geometry images of a trimmed model's faces under `pose` at accuracy `epsilon`
     /// relative to the model's size, with their hierarchies (sign bytes when `signs`): the
-    /// last ones when pose and accuracy are the same, their positions updated when only the
-    /// pose moved without changing the grid, else new ones. [`Error::Unsupported`] for other
+    /// last ones when pose, accuracy and surfaces are the same, their positions updated (stencil
+    /// and padding rule kept) when the pose or the control points moved without changing the
+    /// grid ([`ImageSpec::same_grid`]), else new ones. [`Error::Unsupported`] for other
     /// models.
     pub(crate) fn geometry_images(
         &self,
@@ -174,7 +175,7 @@ impl Model {
             };
             let reuse = old
                 .as_mut()
-                .and_then(|o| o.iter().position(|(i, _)| i.face == id && i.spec == spec))
+                .and_then(|o| o.iter().position(|(i, _)| i.face == id && i.spec.same_grid(&spec)))
                 .and_then(|at| old.as_mut().map(|o| o.swap_remove(at)));
             let (img, h) = match reuse {
                 Some((mut img, mut h)) => {

@@ -89,7 +89,7 @@ fn device_images(
             *slot = Some(r);
             return Ok(faces);
         }
-        if r.device == device.id() && r.signs == signs {
+        if r.device == device.id() && r.signs == signs && r.at.0 == eps {
             old = Arc::try_unwrap(r.faces).ok();
         }
     }
@@ -102,7 +102,7 @@ fn device_images(
         let reuse = old.as_mut().and_then(|o| {
             let at = o
                 .iter()
-                .position(|r| r.shell.face == id && r.shell.spec == spec)?;
+                .position(|r| r.shell.face == id && r.shell.spec.same_grid(&spec))?;
             Some(o.swap_remove(at))
         });
         let mut face = match reuse {
