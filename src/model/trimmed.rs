@@ -141,8 +141,8 @@ impl Model {
     /// The geometry images of a trimmed model's faces under `pose` at accuracy `epsilon`
     /// relative to the model's size, with their hierarchies (sign bytes when `signs`): the
     /// last ones when pose, accuracy and surfaces are the same, their positions updated (stencil
-    /// and padding rule kept) when the pose or the control points moved without changing the
-    /// grid ([`ImageSpec::same_grid`]), else new ones. [`Error::Unsupported`] for other
+    /// and padding rule kept) when the pose or the control points moved and the grid still
+    /// certifies the accuracy ([`ImageSpec::admits`]), else new ones. [`Error::Unsupported`] for other
     /// models.
     pub(crate) fn geometry_images(
         &self,
@@ -170,13 +170,13 @@ impl Model {
         let mut out = Vec::with_capacity(t.faces.len());
         for (k, f) in t.faces.iter().enumerate() {
             let id = k as u32;
-            let Some(spec) = ImageSpec::new(id, f.surface(), pose, eps, None)? else {
-                continue;
-            };
-            let reuse = old
-                .as_mut()
-                .and_then(|o| o.iter().position(|(i, _)| i.face == id && i.spec.same_grid(&spec)))
-                .and_then(|at| old.as_mut().map(|o| o.swap_remove(at)));
+            let reuse = old.as_mut().and_then(|o| {
+                let admits = |(i, _): &(GeometryImage, _)| {
+                    i.face == id && i.spec.admits(f.surface(), pose)
+                };
+                let at = o.iter().position(admits)?;
+                Some(o.swap_remove(at))
+            });
             let (img, h) = match reuse {
                 Some((mut img, mut h)) => {
                     img.update_positions(f.surface(), pose)?;
@@ -184,6 +184,9 @@ impl Model {
                     (img, h)
                 }
                 None => {
+                    let Some(spec) = ImageSpec::new(id, f.surface(), pose, eps, None)? else {
+                        continue;
+                    };
                     let img = GeometryImage::from_spec(id, f, pose, spec)?;
                     let h = if signs {
                         HierarchyImage::build_with_signs(&img)

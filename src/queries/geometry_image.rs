@@ -68,7 +68,8 @@ fn control_bound(face: &TrimmedFace, pose: &Pose64, margin: f32) -> Aabb {
 /// The device images of trimmed `model` under `pose` at accuracy `epsilon` (relative to its
 /// size), with sign bytes when `signs`: the last ones when nothing changed; else each face's
 /// image re-evaluated on the device from its control points (only moved ones go up, nothing
-/// for a new pose) when its grid is unchanged, made anew (stencil up) otherwise. No texel is
+/// for a new pose) while its grid still certifies the accuracy (`ImageSpec::admits`, as the
+/// CPU's images), made anew (stencil up) otherwise. No texel is
 /// sampled on the host.
 fn device_images(
     model: &Model,
@@ -96,13 +97,11 @@ fn device_images(
     let mut out = Vec::with_capacity(faces.len());
     for (k, f) in faces.iter().enumerate() {
         let id = k as u32;
-        let Some(spec) = ImageSpec::new(id, f.surface(), pose, eps, None)? else {
-            continue;
-        };
         let reuse = old.as_mut().and_then(|o| {
-            let at = o
-                .iter()
-                .position(|r| r.shell.face == id && r.shell.spec.same_grid(&spec))?;
+            let admits = |r: &ResidentFace| {
+                r.shell.face == id && r.shell.spec.admits(f.surface(), pose)
+            };
+            let at = o.iter().position(admits)?;
             Some(o.swap_remove(at))
         });
         let mut face = match reuse {
@@ -111,6 +110,9 @@ fn device_images(
                 r
             }
             None => {
+                let Some(spec) = ImageSpec::new(id, f.surface(), pose, eps, None)? else {
+                    continue;
+                };
                 let shell = GeometryImage::unsampled(id, f, spec)?;
                 let image = DeviceImage::new_evaluated(device, &shell, f.surface(), pose, signs)?;
                 ResidentFace {

@@ -170,13 +170,6 @@ impl ImageSpec {
         6f64.sqrt() * spread + 3f64.sqrt() * sigma <= self.eps * (1.0 + 1e-9)
     }
 
-    /// Whether `other` samples the same texels (rectangle and counts): an image made with
-    /// `self` then takes the positions of a moved surface (`GeometryImage::update_positions`)
-    /// and keeps its stencil and padding rule instead of being made anew.
-    pub fn same_grid(&self, other: &Self) -> bool {
-        self.rect == other.rect && (self.width, self.height) == (other.width, other.height)
-    }
-
     /// The u parameters of the texel columns.
     pub fn us(&self) -> Vec<f64> {
         spread(self.rect.u0, self.rect.u1, self.width)
