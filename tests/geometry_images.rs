@@ -154,7 +154,11 @@ fn moved_control_points_move_the_images() {
         [1, 1],
         [vec![0.0, 0.0, 2.0, 2.0], vec![0.0, 0.0, 1.0, 1.0]],
         [2, 2],
-        lifted(0.0).homogeneous_points().iter().map(|h| h.truncate()).collect(),
+        lifted(0.0)
+            .homogeneous_points()
+            .iter()
+            .map(|h| h.truncate())
+            .collect(),
         None,
     )
     .unwrap();

@@ -13,6 +13,10 @@ use crate::Error;
 /// The geometry images of a trimmed model at one pose and accuracy, with their hierarchies.
 pub(crate) type Images = Arc<Vec<(GeometryImage, HierarchyImage)>>;
 
+/// The last images of a trimmed model: accuracy, pose, with sign bytes, generation of the
+/// surfaces, images.
+type CachedImages = (f64, Pose64, bool, u64, Images);
+
 /// What the device path reads of a trimmed model: faces, size, generation, device images.
 pub(crate) type TrimmedParts<'a> = (
     &'a [TrimmedFace],
@@ -29,8 +33,8 @@ pub(super) struct Trimmed {
     unit: f64,
     /// Bumped when the surfaces move ([`Model::set_trimmed_surfaces`]).
     generation: u64,
-    /// The last images: accuracy, pose, with sign bytes, generation of the surfaces, images.
-    images: Mutex<Option<(f64, Pose64, bool, u64, Images)>>,
+    /// The last images.
+    images: Mutex<Option<CachedImages>>,
     /// Their copies on a device (`crate::queries::geometry_image`).
     resident: Mutex<Option<crate::queries::geometry_image::ResidentImages>>,
 }
@@ -102,11 +106,7 @@ impl Model {
     /// ```
     pub fn set_trimmed_surfaces(&mut self, surfaces: Vec<NurbsSurface>) -> Result<(), Error> {
         let Some(t) = self.trimmed.as_ref() else {
-            return Err(self.unsupported(
-                ModelKind::Trimmed,
-                "set_trimmed_surfaces",
-                "the model",
-            ));
+            return Err(self.unsupported(ModelKind::Trimmed, "set_trimmed_surfaces", "the model"));
         };
         if surfaces.len() != t.faces.len() {
             return Err(Error::FaceCount {
@@ -171,9 +171,8 @@ impl Model {
         for (k, f) in t.faces.iter().enumerate() {
             let id = k as u32;
             let reuse = old.as_mut().and_then(|o| {
-                let admits = |(i, _): &(GeometryImage, _)| {
-                    i.face == id && i.spec.admits(f.surface(), pose)
-                };
+                let admits =
+                    |(i, _): &(GeometryImage, _)| i.face == id && i.spec.admits(f.surface(), pose);
                 let at = o.iter().position(admits)?;
                 Some(o.swap_remove(at))
             });

@@ -98,9 +98,8 @@ fn device_images(
     for (k, f) in faces.iter().enumerate() {
         let id = k as u32;
         let reuse = old.as_mut().and_then(|o| {
-            let admits = |r: &ResidentFace| {
-                r.shell.face == id && r.shell.spec.admits(f.surface(), pose)
-            };
+            let admits =
+                |r: &ResidentFace| r.shell.face == id && r.shell.spec.admits(f.surface(), pose);
             let at = o.iter().position(admits)?;
             Some(o.swap_remove(at))
         });
@@ -320,7 +319,11 @@ impl Context {
         let dev = device_images(model, d, (q, which), &p, opts.epsilon, opts.normal_test)?;
         let mut pairs = Vec::new();
         for f in dev.iter() {
-            pairs.extend(d.image_self_collide((&f.shell, &f.image), opts.mode, opts.normal_test)?);
+            pairs.extend(d.image_self_collide(
+                (&f.shell, &f.image),
+                opts.mode,
+                opts.normal_test,
+            )?);
         }
         pairs.sort_unstable();
         let points = device_contact_points(&pairs, (model, &p, &dev), (model, &p, &dev))?;
