@@ -515,13 +515,11 @@ fn evaluation_launches(
     1 + (levels - 1).max(1)
 }
 
-/// A deforming trimmed model through the facade on a device context: every frame its control
-/// points move (`Model::set_trimmed_surfaces`) while the other model moves rigidly. When warm,
-/// a frame uploads exactly the moved control points (32 B each: 16 of one bicubic face, none
-/// for the rigid one), evaluates both images on the device (one launch for the texels and one
-/// per stored level each, over what a query on unchanged images launches), synchronises once,
-/// reads back the 16 B header and 8 B per pair and allocates nothing; the contacts (pairs and
-/// display points) equal the CPU backend's in both modes, and self-collision too.
+/// A deforming trimmed model (`Model::set_trimmed_surfaces`) against a rigidly moving one on a
+/// device context. When warm, a frame uploads exactly the moved control points (32 B each, none
+/// for the rigid face), adds to a query's launches one per image for its texels and one per
+/// stored level, synchronises once, reads back the 16 B header and 8 B per pair and allocates
+/// nothing; contacts (pairs and display points) equal the CPU's in both modes, self too.
 #[test]
 fn deforming_trimmed_model_uploads_only_control_points() {
     use gprox::{GeometryImageOptions, ImageMode, ModelOptions};
