@@ -78,6 +78,14 @@ pub enum Error {
         /// The two vertex ids.
         vertices: [u32; 2],
     },
+    /// [`crate::Model::set_trimmed_surfaces`] with not one surface per face.
+    #[error("set_trimmed_surfaces: the model has {expected} faces, got {got} surfaces")]
+    FaceCount {
+        /// Faces of the model.
+        expected: usize,
+        /// Surfaces given.
+        got: usize,
+    },
     /// A picture could not be written.
     #[error(transparent)]
     Render(#[from] crate::render::RenderError),

@@ -429,9 +429,9 @@ fn trimmed_patch(bend: f64) -> gprox::geometry::freeform::TrimmedFace {
 }
 
 /// Geometry-image collision and self-collision of trimmed models on a device context: the
-/// CPU's contacts every frame; when warm, a moved model uploads its positions only (12 B a
-/// texel; its hierarchy is rebuilt on the device), a query synchronises once per face pair,
-/// reads back a 16 B header and 8 B per pair, and nothing is allocated.
+/// CPU's contacts every frame; when warm, a moved model uploads nothing (its positions are
+/// evaluated and its hierarchy rebuilt on the device), a query synchronises once per face
+/// pair, reads back a 16 B header and 8 B per pair, and nothing is allocated.
 #[test]
 fn geometry_images_of_trimmed_models() {
     use gprox::{GeometryImageOptions, ImageMode, ModelOptions};
@@ -465,8 +465,12 @@ fn geometry_images_of_trimmed_models() {
             });
             assert_eq!(got, want);
             if pass == 1 {
-                assert_eq!((used.syncs, used.allocations), (1, 0), "{used:?}");
-                assert!(used.h2d_bytes > 0 && used.h2d_bytes % 12 == 0, "{used:?}");
+                // A new pose of the same control points: nothing goes up.
+                assert_eq!(
+                    (used.h2d_bytes, used.syncs, used.allocations),
+                    (0, 1, 0),
+                    "{used:?}"
+                );
                 assert_eq!(used.d2h_bytes, 16 + 8 * got.pairs.len() as u64);
             }
         }
@@ -482,5 +486,115 @@ fn geometry_images_of_trimmed_models() {
             emu.image_self_collide(&ea, &id, &o).unwrap(),
             cpu.image_self_collide(&ca, &id, &o).unwrap()
         );
+    }
+}
+
+/// Launches of a device image's evaluation for `face` under `pose` at `epsilon` of the model's
+/// size: one for the texels and one per stored level of its hierarchy (every level above the
+/// leaves, the root alone when it is the leaf), from the grid the CPU's resolution rule picks.
+fn evaluation_launches(
+    face: &gprox::geometry::freeform::TrimmedFace,
+    pose: &Affine3A,
+    epsilon: f64,
+) -> u64 {
+    use gprox::geometry::freeform::FreeformModel;
+    use gprox::geometry::transform::Pose64;
+    use gprox::query::geometry_image::ImageSpec;
+    let unit = FreeformModel::new(vec![face.surface().clone()])
+        .unwrap()
+        .unit();
+    let pose = Pose64::from_affine(pose);
+    let spec = ImageSpec::new(0, face.surface(), &pose, epsilon * unit, None)
+        .unwrap()
+        .unwrap();
+    let (mut w, mut h, mut levels) = (spec.width - 1, spec.height - 1, 1u64);
+    while w > 1 || h > 1 {
+        (w, h) = (w.div_ceil(2), h.div_ceil(2));
+        levels += 1;
+    }
+    1 + (levels - 1).max(1)
+}
+
+/// A deforming trimmed model (`Model::set_trimmed_surfaces`) against a rigidly moving one on a
+/// device context. When warm, a frame uploads exactly the moved control points (32 B each, none
+/// for the rigid face), adds to a query's launches one per image for its texels and one per
+/// stored level, synchronises once, reads back the 16 B header and 8 B per pair and allocates
+/// nothing; contacts (pairs and display points) equal the CPU's in both modes, self too.
+#[test]
+fn deforming_trimmed_model_uploads_only_control_points() {
+    use gprox::{GeometryImageOptions, ImageMode, ModelOptions};
+    let cpu = Context::new(Backend::Cpu).unwrap();
+    let emu = Context::new(device::test_backend()).unwrap();
+    let mo = ModelOptions::default();
+    let (mut ca, cb) = (
+        cpu.trimmed_model(vec![trimmed_patch(0.08)], &mo).unwrap(),
+        cpu.trimmed_model(vec![trimmed_patch(-0.06)], &mo).unwrap(),
+    );
+    let (mut ea, eb) = (
+        emu.trimmed_model(vec![trimmed_patch(0.08)], &mo).unwrap(),
+        emu.trimmed_model(vec![trimmed_patch(-0.06)], &mo).unwrap(),
+    );
+    let opts = GeometryImageOptions {
+        epsilon: 0.03,
+        mode: ImageMode::Approximate,
+        normal_test: false,
+    };
+    let id = Affine3A::IDENTITY;
+    // Bends the first grid still certifies (`ImageSpec::admits`; a bend that needs a finer
+    // grid makes the image anew, its stencil included, on both backends).
+    let frames: Vec<(f64, Affine3A)> = (0..4)
+        .map(|k| {
+            let pose = Affine3A::from_translation(Vec3::new(0.05 * k as f32, 0.05, 0.02));
+            (0.08 + 0.004 * k as f64, pose)
+        })
+        .collect();
+    let mut touching = 0;
+    for pass in 0..2 {
+        for (bend, pose) in &frames {
+            let face = trimmed_patch(*bend);
+            ca.set_trimmed_surfaces(vec![face.surface().clone()])
+                .unwrap();
+            ea.set_trimmed_surfaces(vec![face.surface().clone()])
+                .unwrap();
+            let want = cpu.image_collide(&ca, &id, &cb, pose, &opts).unwrap();
+            let (got, moved) = ops(&emu, || {
+                emu.image_collide(&ea, &id, &eb, pose, &opts).unwrap()
+            });
+            assert_eq!(got, want, "bend {bend}");
+            touching += usize::from(!want.is_empty());
+            let exact = GeometryImageOptions {
+                mode: ImageMode::Exact,
+                ..opts
+            };
+            assert_eq!(
+                emu.image_collide(&ea, &id, &eb, pose, &exact).unwrap(),
+                cpu.image_collide(&ca, &id, &cb, pose, &exact).unwrap(),
+                "bend {bend}"
+            );
+            // The same frame again: the device images are current, only the query runs.
+            let (again, still) = ops(&emu, || {
+                emu.image_collide(&ea, &id, &eb, pose, &opts).unwrap()
+            });
+            assert_eq!(again, want);
+            assert_eq!((still.h2d_bytes, still.syncs, still.allocations), (0, 1, 0));
+            if pass == 1 {
+                assert_eq!(moved.h2d_bytes, 32 * 16, "{moved:?}");
+                assert_eq!((moved.syncs, moved.allocations), (1, 0), "{moved:?}");
+                assert_eq!(moved.d2h_bytes, 16 + 8 * got.pairs.len() as u64);
+                let eval = evaluation_launches(&face, &id, opts.epsilon)
+                    + evaluation_launches(&trimmed_patch(-0.06), pose, opts.epsilon);
+                assert_eq!(moved.launches, still.launches + eval, "{moved:?} {still:?}");
+            }
+        }
+    }
+    assert!(touching >= 4, "{touching}");
+    for mode in [ImageMode::Approximate, ImageMode::Exact] {
+        let o = GeometryImageOptions {
+            mode,
+            normal_test: true,
+            ..opts
+        };
+        let want = cpu.image_self_collide(&ca, &id, &o).unwrap();
+        assert_eq!(emu.image_self_collide(&ea, &id, &o).unwrap(), want);
     }
 }

@@ -1,6 +1,6 @@
 //! Geometry-image queries of trimmed models through the facade: contacts against the closed
-//! form of two crossing squares, regenerated images against fresh ones, and misuse as typed
-//! errors (mesh and freeform queries on trimmed models, image queries on meshes, bad accuracy).
+//! form of two crossing squares, regenerated and moved images against fresh ones, and misuse
+//! as typed errors (mesh and freeform queries on trimmed models, image queries on meshes, bad accuracy).
 
 use gprox::geometry::freeform::{NurbsSurface, TrimmedFace};
 use gprox::{
@@ -107,6 +107,70 @@ fn cached_images_follow_the_pose() {
             .unwrap();
         assert_eq!(got, fresh);
     }
+}
+
+/// The unit square lifted to height `z` (the same grid as [`square`]: only a translation).
+fn lifted(z: f64) -> NurbsSurface {
+    let pts = (0..4)
+        .map(|k| DVec3::new((k / 2) as f64, (k % 2) as f64, z))
+        .collect();
+    NurbsSurface::bezier([1, 1], pts, None).unwrap()
+}
+
+/// Moving a model's control points (`Model::set_trimmed_surfaces`) moves its cached images:
+/// every frame the contacts equal those of a fresh model made from the moved surface (the
+/// grid is the same), and the lifted square meets the upright one along z = lift; wrong input
+/// is a typed error.
+#[test]
+fn moved_control_points_move_the_images() {
+    let ctx = Context::new(Backend::Cpu).unwrap();
+    let (mut a, b) = (model(&ctx), model(&ctx));
+    let (id, pose, o) = (
+        Affine3A::IDENTITY,
+        upright(0.5, 0.0),
+        opts(ImageMode::Exact),
+    );
+    for z in [0.2, 0.4, -0.3, 0.0, 0.2] {
+        a.set_trimmed_surfaces(vec![lifted(z)]).unwrap();
+        let got = ctx.image_collide(&a, &id, &b, &pose, &o).unwrap();
+        let face = TrimmedFace::untrimmed(lifted(z)).unwrap();
+        let fresh = ctx
+            .trimmed_model(vec![face], &ModelOptions::default())
+            .unwrap();
+        assert_eq!(got, ctx.image_collide(&fresh, &id, &b, &pose, &o).unwrap());
+        assert!(!got.is_empty(), "z {z}");
+        let near = |p: &Vec3| (p.z - z as f32).abs() < 0.05 && (p.x - 0.5).abs() < 0.05;
+        assert!(got.points.iter().all(near), "z {z}");
+    }
+    assert!(matches!(
+        a.set_trimmed_surfaces(vec![lifted(0.0), lifted(1.0)]),
+        Err(Error::FaceCount {
+            expected: 1,
+            got: 2
+        })
+    ));
+    // The lifted square on the domain [0, 2] × [0, 1].
+    let wide = NurbsSurface::new(
+        [1, 1],
+        [vec![0.0, 0.0, 2.0, 2.0], vec![0.0, 0.0, 1.0, 1.0]],
+        [2, 2],
+        lifted(0.0)
+            .homogeneous_points()
+            .iter()
+            .map(|h| h.truncate())
+            .collect(),
+        None,
+    )
+    .unwrap();
+    assert!(matches!(
+        a.set_trimmed_surfaces(vec![wide]),
+        Err(Error::Trim(_))
+    ));
+    let mut mesh = ctx.model(a.mesh().clone()).unwrap();
+    assert!(matches!(
+        mesh.set_trimmed_surfaces(vec![lifted(0.0)]),
+        Err(Error::Unsupported { .. })
+    ));
 }
 
 /// A square folded over itself (the second half of its control net above the first)

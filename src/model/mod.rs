@@ -17,7 +17,6 @@ use gprox_query::self_collide::Topology;
 use crate::options::{CollisionTree, ModelOptions};
 use crate::Error;
 use resident::Resident;
-pub(crate) use trimmed::Images;
 use trimmed::Trimmed;
 
 /// What a [`Model`] is made of, which decides the queries it answers.

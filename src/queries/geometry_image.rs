@@ -1,86 +1,175 @@
 //! Geometry-image queries between trimmed models (Greß, Guthe, Klein 2006): stenciled geometry
 //! images of every face at the query's pose and accuracy, their quad-trees traversed on the CPU
-//! or, on a device context, by the kernels (`gprox_cuda::geometry_image`) on device copies of
-//! the images whose hierarchies are rebuilt there from the positions.
+//! or, on a device context, by the kernels (`gprox_cuda::geometry_image`) on device images
+//! whose positions are evaluated there from the control points and whose hierarchies are
+//! rebuilt there; the host keeps only each face's grid and stencil.
 
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::Arc;
 
 use glam::{Affine3A, Vec3};
+use gprox_bvh::aabb::Aabb;
 use gprox_cuda::{Device, DeviceImage};
+use gprox_geometry::freeform::{apply_pose, TrimmedFace};
 use gprox_geometry::transform::Pose64;
+use gprox_query::geometry_image::image::quad_corners;
+use gprox_query::geometry_image::traverse::contact_point;
 use gprox_query::geometry_image::{
-    collide_models, self_collide_image, GeometryImage, HierarchyImage, TexelPair,
+    collide_models, self_collide_image, GeometryImage, HierarchyImage, ImageSpec, TexelPair,
 };
 
-use crate::model::Images;
 use crate::options::GeometryImageOptions;
 use crate::{Context, Error, Model};
 
-/// The device copies of a trimmed model's last images.
+/// One face of a trimmed model on a device: its grid and stencil on the host, its positions
+/// and hierarchy on the device.
+#[derive(Debug)]
+pub(crate) struct ResidentFace {
+    /// The face's grid and stencils, without positions (`GeometryImage::unsampled`).
+    shell: GeometryImage,
+    /// The device image.
+    image: DeviceImage,
+    /// A box holding the device hierarchy's root: the posed control points' box (the surface
+    /// lies in their hull) grown by twice the leaf padding (which covers the f32 rounding).
+    bound: Aabb,
+}
+
+/// The device images of a trimmed model at its last query's pose and accuracy.
 #[derive(Debug)]
 pub(crate) struct ResidentImages {
     /// [`Device::id`] of the device holding them.
     device: u64,
-    /// The host images they were made or updated from.
-    source: Weak<Vec<(GeometryImage, HierarchyImage)>>,
-    /// One per face image, in the same order.
-    images: Arc<Vec<DeviceImage>>,
-}
-
-/// The device copies of `imgs` (the current images of `model`): reused when made from them,
-/// updated in place (positions up, hierarchies rebuilt on the device, no synchronisation) when
-/// only the positions changed, made anew otherwise.
-fn resident_images(
-    slot: &Mutex<Option<ResidentImages>>,
-    device: &Device,
-    imgs: &Images,
+    /// World accuracy, pose and surface generation they show.
+    at: (f64, Pose64, u64),
+    /// Whether they keep the normal sign bytes.
     signs: bool,
-) -> Result<Arc<Vec<DeviceImage>>, Error> {
-    let mut slot = slot.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(r) = slot.as_mut().filter(|r| r.device == device.id()) {
-        if std::ptr::eq(r.source.as_ptr(), Arc::as_ptr(imgs))
-            && r.images.iter().all(|d| d.has_signs() || !signs)
-        {
-            return Ok(r.images.clone());
-        }
-        if let Some(v) = Arc::get_mut(&mut r.images) {
-            let fits = v.len() == imgs.len()
-                && v.iter()
-                    .zip(imgs.iter())
-                    .all(|(d, (i, _))| d.fits(i) && (d.has_signs() || !signs));
-            if fits {
-                for (d, (i, _)) in v.iter_mut().zip(imgs.iter()) {
-                    d.update(device, i)?;
-                }
-                r.source = Arc::downgrade(imgs);
-                return Ok(r.images.clone());
-            }
-        }
-    }
-    let images = Arc::new(
-        imgs.iter()
-            .map(|(i, _)| DeviceImage::new(device, i, signs))
-            .collect::<Result<Vec<_>, _>>()?,
-    );
-    *slot = Some(ResidentImages {
-        device: device.id(),
-        source: Arc::downgrade(imgs),
-        images: images.clone(),
-    });
-    Ok(images)
+    /// One per face with an image, in face order.
+    faces: Arc<Vec<ResidentFace>>,
 }
 
-/// The device images of trimmed `model` for its current images `imgs`.
+/// The box of `face`'s control points under `pose`, grown by `margin`.
+fn control_bound(face: &TrimmedFace, pose: &Pose64, margin: f32) -> Aabb {
+    let s = face.surface();
+    let [n, m] = s.count();
+    let (mut lo, mut hi) = (Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY));
+    for k in 0..n * m {
+        let p = apply_pose(pose, s.control_point(k / m, k % m));
+        // Rounded outwards to f32.
+        let (l, h) = (p.as_vec3(), p.as_vec3());
+        lo = lo.min(l - l.abs() * f32::EPSILON);
+        hi = hi.max(h + h.abs() * f32::EPSILON);
+    }
+    let g = Vec3::splat(2.0 * margin);
+    Aabb {
+        min: (lo - g).into(),
+        max: (hi + g).into(),
+    }
+}
+
+/// The device images of trimmed `model` under `pose` at accuracy `epsilon` (relative to its
+/// size), with sign bytes when `signs`: the last ones when nothing changed; else each face's
+/// image re-evaluated on the device from its control points (only moved ones go up, nothing
+/// for a new pose) while its grid still certifies the accuracy (`ImageSpec::admits`, as the
+/// CPU's images), made anew (stencil up) otherwise. No texel is
+/// sampled on the host.
 fn device_images(
     model: &Model,
     device: &Device,
-    imgs: &Images,
+    (query, which): (&'static str, &'static str),
+    pose: &Pose64,
+    epsilon: f64,
     signs: bool,
-) -> Result<Arc<Vec<DeviceImage>>, Error> {
-    let slot = model
-        .resident_images_slot()
-        .expect("geometry_images succeeded, so the model is trimmed");
-    resident_images(slot, device, imgs, signs)
+) -> Result<Arc<Vec<ResidentFace>>, Error> {
+    let (faces, unit, generation, slot) = model.trimmed_parts(query, which)?;
+    let eps = epsilon * unit;
+    let at = (eps, *pose, generation);
+    let mut slot = slot.lock().unwrap_or_else(|e| e.into_inner());
+    let mut old = None;
+    if let Some(r) = slot.take() {
+        if r.device == device.id() && (r.signs || !signs) && r.at == at {
+            let faces = r.faces.clone();
+            *slot = Some(r);
+            return Ok(faces);
+        }
+        if r.device == device.id() && r.signs == signs && r.at.0 == eps {
+            old = Arc::try_unwrap(r.faces).ok();
+        }
+    }
+    let mut out = Vec::with_capacity(faces.len());
+    for (k, f) in faces.iter().enumerate() {
+        let id = k as u32;
+        let reuse = old.as_mut().and_then(|o| {
+            let admits =
+                |r: &ResidentFace| r.shell.face == id && r.shell.spec.admits(f.surface(), pose);
+            let at = o.iter().position(admits)?;
+            Some(o.swap_remove(at))
+        });
+        let mut face = match reuse {
+            Some(mut r) => {
+                r.image.evaluate(device, f.surface(), pose)?;
+                r
+            }
+            None => {
+                let Some(spec) = ImageSpec::new(id, f.surface(), pose, eps, None)? else {
+                    continue;
+                };
+                let shell = GeometryImage::unsampled(id, f, spec)?;
+                let image = DeviceImage::new_evaluated(device, &shell, f.surface(), pose, signs)?;
+                ResidentFace {
+                    shell,
+                    image,
+                    bound: Aabb::EMPTY,
+                }
+            }
+        };
+        face.bound = control_bound(f, pose, face.image.face().pad);
+        out.push(face);
+    }
+    let out = Arc::new(out);
+    *slot = Some(ResidentImages {
+        device: device.id(),
+        at,
+        signs,
+        faces: out.clone(),
+    });
+    Ok(out)
+}
+
+/// The display points of `pairs` between faces of `a` and of `b` (both under their poses),
+/// from the surfaces: only the reported quads' corners are evaluated, bit for bit as the
+/// images hold them, so the points equal the CPU's.
+fn device_contact_points(
+    pairs: &[TexelPair],
+    a: (&Model, &Pose64, &[ResidentFace]),
+    b: (&Model, &Pose64, &[ResidentFace]),
+) -> Result<Vec<Vec3>, Error> {
+    let grids = |faces: &[ResidentFace]| -> Vec<(u32, Vec<f64>, Vec<f64>)> {
+        faces
+            .iter()
+            .map(|r| (r.shell.face, r.shell.spec.us(), r.shell.spec.vs()))
+            .collect()
+    };
+    let (ga, gb) = (grids(a.2), grids(b.2));
+    let corners = |m: &Model, pose: &Pose64, g: &[(u32, Vec<f64>, Vec<f64>)], face: u32, q| {
+        let (_, us, vs) = g
+            .iter()
+            .find(|x| x.0 == face)
+            .expect("a reported face has an image");
+        let surface = m
+            .trimmed_faces()
+            .expect("device images come from a trimmed model")[face as usize]
+            .surface();
+        quad_corners(surface, pose, us, vs, q)
+    };
+    let quad = |q: [u32; 2]| [q[0] as usize, q[1] as usize];
+    Ok(pairs
+        .iter()
+        .map(|p| {
+            contact_point(
+                corners(a.0, a.1, &ga, p.face_a, quad(p.quad_a)),
+                corners(b.0, b.1, &gb, p.face_b, quad(p.quad_b)),
+            )
+        })
+        .collect())
 }
 
 /// The texel pairs of a geometry-image query with a display point for each.
@@ -127,7 +216,11 @@ impl Context {
     /// ε is `opts.epsilon` times each model's size. Each face is sampled on a grid sized from
     /// certified derivative bounds, with a stencil for its trim loops. On a device context the
     /// hierarchies are built and traversed by the kernels (one host synchronisation per pair of
-    /// faces whose root boxes overlap); the images themselves are sampled on the CPU.
+    /// faces whose root boxes may overlap) on device images whose positions are evaluated there
+    /// from the control points: per frame only moved control points go up (32 B each, none
+    /// for a new pose, see [`Model::set_trimmed_surfaces`]), no texel is sampled on the host,
+    /// and the display points are evaluated on the host for the reported quads only (exact
+    /// mode reads the positions back for its triangle test: 12 B per texel).
     ///
     /// ```
     /// use gprox::geometry::freeform::{NurbsSurface, TrimmedFace};
@@ -155,37 +248,46 @@ impl Context {
         opts: &GeometryImageOptions,
     ) -> Result<ImageContacts, Error> {
         let (pa, pb) = (Pose64::from_affine(pose_a), Pose64::from_affine(pose_b));
-        let ia = a.geometry_images("image_collide", "model a", &pa, opts.epsilon, false)?;
-        let ib = if std::ptr::eq(a, b) && pa == pb {
-            ia.clone()
+        let same = std::ptr::eq(a, b) && pa == pb;
+        let Some(d) = &self.device else {
+            let ia = a.geometry_images("image_collide", "model a", &pa, opts.epsilon, false)?;
+            let ib = if same {
+                ia.clone()
+            } else {
+                b.geometry_images("image_collide", "model b", &pb, opts.epsilon, false)?
+            };
+            let pairs = collide_models(&ia, &ib, opts.mode);
+            return Ok(ImageContacts::new(pairs, &ia, &ib));
+        };
+        let q = "image_collide";
+        let da = device_images(a, d, (q, "model a"), &pa, opts.epsilon, false)?;
+        let db = if same {
+            da.clone()
         } else {
-            b.geometry_images("image_collide", "model b", &pb, opts.epsilon, false)?
+            device_images(b, d, (q, "model b"), &pb, opts.epsilon, false)?
         };
-        let pairs = match &self.device {
-            None => collide_models(&ia, &ib, opts.mode),
-            Some(d) => {
-                let da = device_images(a, d, &ia, false)?;
-                let db = device_images(b, d, &ib, false)?;
-                let mut pairs = Vec::new();
-                for (i, (ai, ah)) in ia.iter().enumerate() {
-                    for (j, (bi, bh)) in ib.iter().enumerate() {
-                        if ah.root().overlaps(&bh.root()) {
-                            pairs.extend(d.image_collide((ai, &da[i]), (bi, &db[j]), opts.mode)?);
-                        }
-                    }
+        let mut pairs = Vec::new();
+        for fa in da.iter() {
+            for fb in db.iter() {
+                if fa.bound.overlaps(&fb.bound) {
+                    pairs.extend(d.image_collide(
+                        (&fa.shell, &fa.image),
+                        (&fb.shell, &fb.image),
+                        opts.mode,
+                    )?);
                 }
-                pairs.sort_unstable();
-                pairs
             }
-        };
-        Ok(ImageContacts::new(pairs, &ia, &ib))
+        }
+        pairs.sort_unstable();
+        let points = device_contact_points(&pairs, (a, &pa, &da), (b, &pb, &db))?;
+        Ok(ImageContacts { pairs, points })
     }
 
     /// The self-intersecting quad pairs of each face of the trimmed `model` under `pose`
     /// (pairs of non-adjacent quads of one face, see [`Context::image_collide`] for the modes;
     /// `opts.normal_test` prunes regions whose normals share a direction). Faces are not
-    /// tested against each other. On a device context by the kernels (one synchronisation per
-    /// face).
+    /// tested against each other. On a device context by the kernels on device-evaluated images
+    /// as in [`Context::image_collide`] (one synchronisation per face).
     ///
     /// ```
     /// use gprox::geometry::freeform::{NurbsSurface, TrimmedFace};
@@ -204,28 +306,27 @@ impl Context {
         opts: &GeometryImageOptions,
     ) -> Result<ImageContacts, Error> {
         let p = Pose64::from_affine(pose);
-        let imgs = model.geometry_images(
-            "image_self_collide",
-            "the model",
-            &p,
-            opts.epsilon,
-            opts.normal_test,
-        )?;
-        let mut pairs: Vec<TexelPair> = match &self.device {
-            None => imgs
+        let (q, which) = ("image_self_collide", "the model");
+        let Some(d) = &self.device else {
+            let imgs = model.geometry_images(q, which, &p, opts.epsilon, opts.normal_test)?;
+            let mut pairs: Vec<TexelPair> = imgs
                 .iter()
                 .flat_map(|(i, h)| self_collide_image(i, h, opts.mode, opts.normal_test))
-                .collect(),
-            Some(d) => {
-                let dev = device_images(model, d, &imgs, opts.normal_test)?;
-                let mut pairs = Vec::new();
-                for ((i, _), di) in imgs.iter().zip(dev.iter()) {
-                    pairs.extend(d.image_self_collide((i, di), opts.mode, opts.normal_test)?);
-                }
-                pairs
-            }
+                .collect();
+            pairs.sort_unstable();
+            return Ok(ImageContacts::new(pairs, &imgs, &imgs));
         };
+        let dev = device_images(model, d, (q, which), &p, opts.epsilon, opts.normal_test)?;
+        let mut pairs = Vec::new();
+        for f in dev.iter() {
+            pairs.extend(d.image_self_collide(
+                (&f.shell, &f.image),
+                opts.mode,
+                opts.normal_test,
+            )?);
+        }
         pairs.sort_unstable();
-        Ok(ImageContacts::new(pairs, &imgs, &imgs))
+        let points = device_contact_points(&pairs, (model, &p, &dev), (model, &p, &dev))?;
+        Ok(ImageContacts { pairs, points })
     }
 }

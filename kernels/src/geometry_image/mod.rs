@@ -30,6 +30,8 @@ pub use eval::ImageEvalParams;
 
 use glam::Vec3;
 use gprox_bvh::aabb::Aabb;
+use gprox_geometry::freeform::NurbsSurface;
+use gprox_geometry::transform::Pose64;
 use gprox_query::geometry_image::hierarchy::Level;
 use gprox_query::geometry_image::{GeometryImage, ImageSpec};
 
@@ -179,6 +181,30 @@ impl DeviceImage {
     /// normal sign bytes when `with_signs` (self-collision's normal test). Allocates; later
     /// frames go through [`DeviceImage::update`].
     pub fn new(device: &Device, img: &GeometryImage, with_signs: bool) -> Result<Self> {
+        let mut me = Self::alloc(device, img, with_signs)?;
+        me.update(device, img)?;
+        Ok(me)
+    }
+
+    /// The image of `img`'s face and grid (its stencil uploaded; its positions, which may be
+    /// empty as in `GeometryImage::unsampled`, are not read) with the positions of `surface`
+    /// under `pose` evaluated on the device ([`DeviceImage::evaluate`]) and the hierarchy built
+    /// there: nothing is sampled on the host. Allocates; later frames go through
+    /// [`DeviceImage::evaluate`].
+    pub fn new_evaluated(
+        device: &Device,
+        img: &GeometryImage,
+        surface: &NurbsSurface,
+        pose: &Pose64,
+        with_signs: bool,
+    ) -> Result<Self> {
+        let mut me = Self::alloc(device, img, with_signs)?;
+        me.evaluate(device, surface, pose)?;
+        Ok(me)
+    }
+
+    /// The buffers of `img`'s grid, its stencil uploaded, positions and levels unset.
+    fn alloc(device: &Device, img: &GeometryImage, with_signs: bool) -> Result<Self> {
         let (width, height) = (img.width(), img.height());
         let sizes = level_sizes(width - 1, height - 1);
         if sizes.len() > MAX_LEVELS || width * height > u32::MAX as usize / 3 {
@@ -196,7 +222,7 @@ impl DeviceImage {
                 nodes += w * h;
             }
         }
-        let mut me = Self {
+        Ok(Self {
             face: img.face,
             spec: img.spec,
             width,
@@ -214,9 +240,7 @@ impl DeviceImage {
             },
             evaluator: None,
             host_positions: true,
-        };
-        me.update(device, img)?;
-        Ok(me)
+        })
     }
 
     /// New positions of the same face and grid sampled on the host (a deforming face or a new

@@ -70,6 +70,19 @@ impl GeometryImage {
         spec: ImageSpec,
         bound: bool,
     ) -> Result<Self, GeometryImageError> {
+        let mut img = Self::unsampled(id, face, spec)?;
+        img.positions = vec![Vec3::ZERO; spec.width * spec.height];
+        img.fill_positions(face.surface(), pose, bound)?;
+        Ok(img)
+    }
+
+    /// The stencils of `face` on the grid of `spec` without positions (`positions` empty, `pad`
+    /// 0): for an image whose positions are evaluated elsewhere (on a device, `gprox_cuda`).
+    pub fn unsampled(
+        id: u32,
+        face: &TrimmedFace,
+        spec: ImageSpec,
+    ) -> Result<Self, GeometryImageError> {
         let poly = face
             .flatten(spec.trim_tolerance)
             .map_err(|source| GeometryImageError::Trim { face: id, source })?;
@@ -85,16 +98,14 @@ impl GeometryImage {
             }
         }
         mark_curve_quads(&spec, &poly, &mut quad_stencil);
-        let mut img = Self {
+        Ok(Self {
             face: id,
             spec,
-            positions: vec![Vec3::ZERO; w * h],
+            positions: Vec::new(),
             stencil,
             quad_stencil,
             pad: 0.0,
-        };
-        img.fill_positions(face.surface(), pose, bound)?;
-        Ok(img)
+        })
     }
 
     /// Texels along u.
@@ -192,6 +203,22 @@ impl GeometryImage {
             r.v0 + (r.v1 - r.v0) * j as f64 / h as f64,
         )
     }
+}
+
+/// The corners of quad `(i, j)` of the image of `surface` under `pose` on the grid of `spec`
+/// (order 00, 10, 01, 11; `us`, `vs` from [`ImageSpec::us`], [`ImageSpec::vs`]), evaluated alone: bit for bit what [`GeometryImage::quad`] reads
+/// after [`GeometryImage::update_positions`] (the same basis values and sums per texel), for a
+/// few quads of an image whose positions are not on the host.
+pub fn quad_corners(
+    surface: &NurbsSurface,
+    pose: &Pose64,
+    us: &[f64],
+    vs: &[f64],
+    [i, j]: [usize; 2],
+) -> [Vec3; 4] {
+    let mut eval = GridEvaluator::new(surface, &us[i..=i + 1], &vs[j..=j + 1]);
+    eval.transform(&pose.rows);
+    [(0, 0), (1, 0), (0, 1), (1, 1)].map(|(a, b)| eval.point(a, b).as_vec3())
 }
 
 /// The padding of the leaf boxes of an image of `surface` under `pose` with surface-to-triangle

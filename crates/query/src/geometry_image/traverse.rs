@@ -50,14 +50,16 @@ pub struct TexelPair {
 impl TexelPair {
     /// A contact point for display: the middle of the two quads' centres.
     pub fn contact(&self, a: &GeometryImage, b: &GeometryImage) -> Vec3 {
-        let centre = |img: &GeometryImage, q: [u32; 2]| {
-            img.quad(q[0] as usize, q[1] as usize)
-                .iter()
-                .fold(Vec3::ZERO, |s, &p| s + p)
-                * 0.25
-        };
-        (centre(a, self.quad_a) + centre(b, self.quad_b)) * 0.5
+        let quad = |img: &GeometryImage, q: [u32; 2]| img.quad(q[0] as usize, q[1] as usize);
+        contact_point(quad(a, self.quad_a), quad(b, self.quad_b))
     }
+}
+
+/// The display point of two quads given by their corners (order 00, 10, 01, 11): the middle
+/// of their centres, as [`TexelPair::contact`] computes it.
+pub fn contact_point(a: [Vec3; 4], b: [Vec3; 4]) -> Vec3 {
+    let centre = |q: [Vec3; 4]| q.iter().fold(Vec3::ZERO, |s, &p| s + p) * 0.25;
+    (centre(a) + centre(b)) * 0.5
 }
 
 /// A node pair: node indices `y * width + x` in the current levels of A and B.
