@@ -7,7 +7,7 @@ use std::path::Path;
 use gprox::geometry::scene::Scene;
 use gprox::{Backend, Context};
 use gprox_bench::report::FrameRecord;
-use gprox_bench::run::{run_target, targets};
+use gprox_bench::run::{run_target, targets, Timing};
 use gprox_bench::stats::Summary;
 use serde_json::json;
 
@@ -62,7 +62,7 @@ pub fn bench_cmd(
         } else {
             &cpu
         };
-        match run_target(on, &s, target, &frame_ids, repeats, || {}) {
+        match run_target(on, &s, target, &frame_ids, (repeats, Timing::Median), || {}) {
             Ok(data) => rows.push((target, on.backend(), data)),
             Err(e) => failed.push(
                 json!({"query": target.kind.as_str(), "target": target.label,
