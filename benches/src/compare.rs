@@ -74,6 +74,9 @@ pub struct Row {
 pub struct Combined {
     /// Date of the gprox harness run (`report.json`).
     pub gprox_date: String,
+    /// How the gprox harness timed a frame (`report.json`'s `timing`: `median` of its
+    /// repetitions or its `first` call; `median` for reports written before the field).
+    pub gprox_timing: String,
     /// Machine line of the peers' run (`meta.machine`) and its load average.
     pub peers_machine: String,
     /// Date of the peers' run.
@@ -111,6 +114,7 @@ fn peer_cell(
 pub fn combine(report: &Value, results: &[Value], gprox_peer: &str) -> Combined {
     let mut out = Combined {
         gprox_date: report["date"].as_str().unwrap_or("").to_string(),
+        gprox_timing: report["timing"].as_str().unwrap_or("median").to_string(),
         ..Default::default()
     };
     let mut names: Vec<String> = Vec::new();
@@ -255,8 +259,16 @@ impl Combined {
         let mut s = String::new();
         let _ = writeln!(
             s,
-            "gprox harness run {} (CPU, 1 thread); peers' run {} on {}.\n",
-            self.gprox_date, self.peers_date, self.peers_machine
+            "gprox harness run {} (CPU, 1 thread, a frame timed by its {}); peers' run {} on {} \
+             (every frame called once).\n",
+            self.gprox_date,
+            if self.gprox_timing == "first" {
+                "first call"
+            } else {
+                "median of repeated calls"
+            },
+            self.peers_date,
+            self.peers_machine
         );
         s.push_str(
             "Median update + query per frame, ms. ✗ = the peer's results disagree with the \
