@@ -7,7 +7,7 @@ use glam::{DVec2, DVec3};
 
 use super::builtin_trimmed::{blob_hole, domain_loop, knots, spline, translation};
 use super::{
-    Motion, QueryKind, QueryTargets, Scene, SceneObject, SceneQuery, SceneSurfaces, Truth,
+    Motion, QueryKind, QueryTargets, Scene, SceneObject, SceneQuery, SceneSurfaces,
     IMAGE_EPSILON_REL,
 };
 use crate::freeform::TrimmedFace;
@@ -268,14 +268,9 @@ pub(super) fn folding_sheet() -> Scene {
         .map(|s| fold_self_contact(s, margin))
         .collect();
     if let Some(collide) = truth {
-        scene.truth.set(
-            "image-self-collide",
-            "sheet",
-            Truth {
-                collide: Some(collide),
-                ..Default::default()
-            },
-        );
+        scene
+            .truth
+            .set_collide("image-self-collide", "sheet", collide);
     }
     scene
 }

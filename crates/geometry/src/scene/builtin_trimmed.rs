@@ -5,7 +5,7 @@
 use glam::{DVec2, DVec3, Mat3};
 
 use super::{
-    Motion, QueryKind, QueryTargets, Scene, SceneObject, SceneQuery, SceneSurfaces, Truth,
+    Motion, QueryKind, QueryTargets, Scene, SceneObject, SceneQuery, SceneSurfaces,
     IMAGE_EPSILON_REL,
 };
 use crate::freeform::trimmed::{LoopRole, TrimCurve, TrimLoop};
@@ -342,14 +342,7 @@ pub(super) fn flag_balls() -> Scene {
         Err(e) => unreachable!("built-in scene is consistent: {e}"),
     };
     if decided {
-        scene.truth.set(
-            "image-collide",
-            "all",
-            Truth {
-                collide: Some(collide),
-                ..Default::default()
-            },
-        );
+        scene.truth.set_collide("image-collide", "all", collide);
     }
     scene
 }

@@ -71,6 +71,15 @@ impl SceneTruth {
             .insert(label.into(), truth);
     }
 
+    /// Sets only the per-frame collision flags of the target `label` of the query `kind`.
+    pub fn set_collide(&mut self, kind: &str, label: &str, per_frame: Vec<bool>) {
+        let truth = Truth {
+            collide: Some(per_frame),
+            ..Default::default()
+        };
+        self.set(kind, label, truth);
+    }
+
     /// The truth of the target `label` of the query `kind` (as spelled in `scene.json`), if
     /// the scene has any.
     pub fn get(&self, kind: &str, label: &str) -> Option<Truth> {
