@@ -8,12 +8,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use glam::DVec3;
 use gprox_bvh::BvhNode;
 use gprox_geometry::transform::{transform_point, Pose64};
-use gprox_geometry::tri_distance::triangle_distance;
-use gprox_geometry::tri_tri::triangles_intersect;
 
 use super::frame::{box_magnitude, Frame};
 use super::node_test::{Both, Entry, Local, Mapped, NodeTest, Stacks, World};
-use super::{CollideError, CollisionObject, Side};
+use super::{triangle_pad, triangles_touch, CollideError, CollisionObject, Side};
 
 /// Reusable per-thread buffers; cache entries are valid when their stamp equals `generation`.
 #[derive(Default)]
@@ -190,7 +188,7 @@ impl<'a, 's> Traversal<'a, 's> {
             b,
             test,
             margin,
-            tri_pad: margin * (1.0 + 1e-12) + 1e-12 * mag,
+            tri_pad: triangle_pad(margin, mag),
             scratch,
             budget,
             identity,
@@ -374,11 +372,11 @@ impl<'a, 's> Traversal<'a, 's> {
                 Step::Inner(None, None) => None,
                 Step::Leaf => {
                     if let Some(faces) = self.leaf_pair([cur.i, cur.j])? {
+                        sink.pairs.push(faces);
                         if let Some(flag) = sink.any {
                             flag.store(true, Ordering::Relaxed);
                             return Ok(());
                         }
-                        sink.pairs.push(faces);
                     }
                     None
                 }
@@ -429,22 +427,6 @@ impl<'a, 's> Traversal<'a, 's> {
     pub(crate) fn face_pair(&mut self, fa: u32, fb: u32) -> Result<Option<[u32; 2]>, CollideError> {
         let ta = self.world_triangle(Side::A, fa)?;
         let tb = self.world_triangle(Side::B, fb)?;
-        // Exact prefilter: the world triangles' own boxes (comparisons of f64 values are exact).
-        let pad = if self.margin > 0.0 { self.tri_pad } else { 0.0 };
-        let lo = |t: &[DVec3; 3]| t[0].min(t[1]).min(t[2]);
-        let hi = |t: &[DVec3; 3]| t[0].max(t[1]).max(t[2]);
-        let (la, ha, lb, hb) = (lo(&ta), hi(&ta), lo(&tb), hi(&tb));
-        if pad == 0.0 {
-            if la.cmpgt(hb).any() || lb.cmpgt(ha).any() {
-                return Ok(None);
-            }
-            Ok(triangles_intersect(&ta, &tb).then_some([fa, fb]))
-        } else {
-            if (la - hb).cmpgt(DVec3::splat(pad)).any() || (lb - ha).cmpgt(DVec3::splat(pad)).any()
-            {
-                return Ok(None);
-            }
-            Ok((triangle_distance(&ta, &tb).distance <= self.margin).then_some([fa, fb]))
-        }
+        Ok(triangles_touch(&ta, &tb, self.margin, self.tri_pad).then_some([fa, fb]))
     }
 }
