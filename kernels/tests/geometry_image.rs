@@ -13,7 +13,6 @@ use gprox_cuda::geometry_image::{
     ImageUndecided,
 };
 use gprox_cuda::{Device, DeviceImage};
-use gprox_geometry::freeform::trimmed::{LoopRole, TrimLoop};
 use gprox_geometry::freeform::{NurbsSurface, ParamRect, TrimmedFace};
 use gprox_geometry::glam::{DVec2, DVec3};
 use gprox_geometry::transform::Pose64;
