@@ -130,6 +130,30 @@ __device__ __forceinline__ uint32_t expand(const ImageTraverseParams& p, bool te
   }
   return mask;
 }
+
+/// Grid-stride rounds over `count` items with block-scan compaction (gprox_gi_step,
+/// gprox_gi_exact): `test(t)` gives the number of survivors of item t (< count), a block prefix
+/// sum (scan.cuh) places each thread's survivors within its block, one atomic on `counter` per
+/// block reserves the block's range, and `write(at)` stores the thread's survivors from place
+/// `at` on (called only when it has some). Every thread of the block must call it.
+template <typename Test, typename Write>
+__device__ __forceinline__ void compact_rounds(uint32_t count, uint32_t* counter,
+                                               BlockScanShared& scan, uint32_t& block_base,
+                                               Test test, Write write) {
+  const uint32_t stride = gridDim.x * blockDim.x;
+  const uint32_t rounds = (count + stride - 1) / stride;
+  for (uint32_t r = 0; r < rounds; ++r) {
+    const uint32_t t = r * stride + blockIdx.x * blockDim.x + threadIdx.x;
+    const uint32_t n = t < count ? test(t) : 0u;
+    uint64_t total;
+    const uint32_t before = static_cast<uint32_t>(block_scan(n, scan, total));
+    if (threadIdx.x == 0) block_base = atomicAdd(counter, static_cast<uint32_t>(total));
+    __syncthreads();
+    if (n != 0) write(block_base + before);
+    // block_base and the scan's shared memory are reused by the next round.
+    __syncthreads();
+  }
+}
 }  // namespace
 
 GPROX_KERNEL(gprox_gi_build, ImageBuildParams) {
@@ -218,34 +242,25 @@ GPROX_KERNEL(gprox_gi_step, ImageTraverseParams) {
   if (global_thread() == 0) counters[GPROX_GI_TESTED + p.step] = test ? 1u : 0u;
   const uint32_t* in = dev_ptr<const uint32_t>(p.frontier_in);
   uint32_t* out = dev_ptr<uint32_t>(p.frontier_out);
-  const uint32_t stride = gridDim.x * blockDim.x;
-  const uint32_t rounds = (count + stride - 1) / stride;
-  for (uint32_t r = 0; r < rounds; ++r) {
-    const uint32_t t = r * stride + blockIdx.x * blockDim.x + threadIdx.x;
-    uint32_t ca[4], cb[4], ka = 0, kb = 0, mask = 0;
-    if (t < count) {
-      mask = expand(p, test, in[2 * static_cast<size_t>(t)], in[2 * static_cast<size_t>(t) + 1], ca,
-                    ka, cb, kb);
-    }
-    uint64_t total;
-    const uint32_t before = static_cast<uint32_t>(block_scan(__popc(mask), scan, total));
-    if (threadIdx.x == 0) {
-      block_base = atomicAdd(&counters[GPROX_GI_COUNT + p.step], static_cast<uint32_t>(total));
-    }
-    __syncthreads();
-    uint32_t at = block_base + before;
-    while (mask != 0) {
-      const uint32_t bit = static_cast<uint32_t>(__ffs(static_cast<int>(mask)) - 1);
-      mask &= mask - 1;
-      if (at < p.capacity) {
-        out[2 * static_cast<size_t>(at)] = ca[bit >> 2];
-        out[2 * static_cast<size_t>(at) + 1] = cb[bit & 3u];
-      }
-      ++at;
-    }
-    // block_base and the scan's shared memory are reused by the next round.
-    __syncthreads();
-  }
+  uint32_t ca[4], cb[4], ka = 0, kb = 0, mask = 0;
+  compact_rounds(
+      count, &counters[GPROX_GI_COUNT + p.step], scan, block_base,
+      [&](uint32_t t) {
+        mask = expand(p, test, in[2 * static_cast<size_t>(t)], in[2 * static_cast<size_t>(t) + 1],
+                      ca, ka, cb, kb);
+        return static_cast<uint32_t>(__popc(mask));
+      },
+      [&](uint32_t at) {
+        while (mask != 0) {
+          const uint32_t bit = static_cast<uint32_t>(__ffs(static_cast<int>(mask)) - 1);
+          mask &= mask - 1;
+          if (at < p.capacity) {
+            out[2 * static_cast<size_t>(at)] = ca[bit >> 2];
+            out[2 * static_cast<size_t>(at) + 1] = cb[bit & 3u];
+          }
+          ++at;
+        }
+      });
 }
 GPROX_KERNEL_EXPORT(gprox_gi_step, ImageTraverseParams)
 
@@ -346,30 +361,18 @@ GPROX_KERNEL(gprox_gi_exact, ImageTraverseParams) {
   const ImageFace& fb = p.self_mode ? p.a : p.b;
   const uint32_t* in = dev_ptr<const uint32_t>(p.frontier_in);
   uint64_t* keys = dev_ptr<uint64_t>(p.keys);
-  const uint32_t stride = gridDim.x * blockDim.x;
-  const uint32_t rounds = (count + stride - 1) / stride;
-  for (uint32_t r = 0; r < rounds; ++r) {
-    const uint32_t t = r * stride + blockIdx.x * blockDim.x + threadIdx.x;
-    uint32_t keep = 0;
-    uint64_t key = 0;
-    if (t < count) {
-      const uint32_t qa = in[2 * static_cast<size_t>(t)], qb = in[2 * static_cast<size_t>(t) + 1];
-      const uint32_t s = quads_status(p.a, qa, fb, qb);
-      keep = s != GPROX_TRI_SEPARATE ? 1u : 0u;
-      key = (leaf_key(p, qa, qb) << 1) | (s == GPROX_TRI_UNDECIDED ? 1u : 0u);
-      if (s == GPROX_TRI_UNDECIDED) atomicAdd(&counters[GPROX_GI_UNDECIDED], 1u);
-    }
-    uint64_t total;
-    const uint32_t before = static_cast<uint32_t>(block_scan(keep, scan, total));
-    if (threadIdx.x == 0) {
-      block_base = atomicAdd(&counters[GPROX_GI_SORT_COUNT], static_cast<uint32_t>(total));
-    }
-    __syncthreads();
-    // Kept pairs are at most the leaf pairs, which fit the keys.
-    if (keep != 0) keys[block_base + before] = key;
-    // block_base and the scan's shared memory are reused by the next round.
-    __syncthreads();
-  }
+  uint64_t key = 0;
+  // Kept pairs are at most the leaf pairs, which fit the keys.
+  compact_rounds(
+      count, &counters[GPROX_GI_SORT_COUNT], scan, block_base,
+      [&](uint32_t t) {
+        const uint32_t qa = in[2 * static_cast<size_t>(t)], qb = in[2 * static_cast<size_t>(t) + 1];
+        const uint32_t s = quads_status(p.a, qa, fb, qb);
+        key = (leaf_key(p, qa, qb) << 1) | (s == GPROX_TRI_UNDECIDED ? 1u : 0u);
+        if (s == GPROX_TRI_UNDECIDED) atomicAdd(&counters[GPROX_GI_UNDECIDED], 1u);
+        return s != GPROX_TRI_SEPARATE ? 1u : 0u;
+      },
+      [&](uint32_t at) { keys[at] = key; });
 }
 GPROX_KERNEL_EXPORT(gprox_gi_exact, ImageTraverseParams)
 
