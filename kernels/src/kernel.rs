@@ -124,7 +124,11 @@ kernels! {
     ImageStep => gprox_gi_step, gprox_emu_launch_gprox_gi_step, crate::geometry_image::ImageTraverseParams;
     /// Geometry-image traversal: header and the leaf pairs' sort keys (`geometry_image.cu`).
     ImageKeys => gprox_gi_keys, gprox_emu_launch_gprox_gi_keys, crate::geometry_image::ImageTraverseParams;
-    /// Geometry-image traversal: sorted keys into host-mapped memory (`geometry_image.cu`).
+    /// Geometry-image traversal, exact mode: header, the filtered triangle test of the leaf
+    /// pairs' quads and the kept pairs' sort keys (`geometry_image.cu`).
+    ImageExact => gprox_gi_exact, gprox_emu_launch_gprox_gi_exact, crate::geometry_image::ImageTraverseParams;
+    /// Geometry-image traversal: sorted keys (and exact mode's undecided corners) into
+    /// host-mapped memory (`geometry_image.cu`).
     ImageOut => gprox_gi_out, gprox_emu_launch_gprox_gi_out, crate::geometry_image::ImageTraverseParams;
     /// Geometry-image positions from the control points (`geometry_image_eval.cu`).
     ImageEval => gprox_gi_eval, gprox_emu_launch_gprox_gi_eval, crate::geometry_image::ImageEvalParams;
