@@ -34,19 +34,33 @@ fn check_against_oracle(ma: &TriMesh, pa: &Pose64, mb: &TriMesh, pb: &Pose64) {
 /// The early-out query's witness against the full pair set `want`, with and without hints: a
 /// pair exactly when `want` has one and always one of `want`; a hint that touches is returned
 /// as is; stale, non-touching and out-of-range hints change nothing but which pair.
-fn check_witness(a: &CollisionObject<'_>, b: &CollisionObject<'_>, opts: &CollideOptions, want: &[[u32; 2]]) {
+fn check_witness(
+    a: &CollisionObject<'_>,
+    b: &CollisionObject<'_>,
+    opts: &CollideOptions,
+    want: &[[u32; 2]],
+) {
     let last = [
         a.mesh.face_count() as u32 - 1,
         b.mesh.face_count() as u32 - 1,
     ];
-    let mut hints = vec![None, Some([0, 0]), Some(last), Some([u32::MAX, 0]), Some([0, last[1] + 1])];
+    let mut hints = vec![
+        None,
+        Some([0, 0]),
+        Some(last),
+        Some([u32::MAX, 0]),
+        Some([0, last[1] + 1]),
+    ];
     hints.extend(want.first().map(|&w| Some(w)));
     hints.extend(want.last().map(|&w| Some(w)));
     for hint in hints {
         let got = try_collide_any_witness(a, b, opts, hint).unwrap();
         assert_eq!(got.is_some(), !want.is_empty(), "hint {hint:?}");
         if let Some(w) = got {
-            assert!(want.binary_search(&w).is_ok(), "witness {w:?} not a touching pair");
+            assert!(
+                want.binary_search(&w).is_ok(),
+                "witness {w:?} not a touching pair"
+            );
         }
         if let Some(h) = hint.filter(|h| want.binary_search(h).is_ok()) {
             assert_eq!(got, Some(h), "a touching hint is the answer");
