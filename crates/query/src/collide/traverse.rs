@@ -341,24 +341,43 @@ impl<'a, 's> Traversal<'a, 's> {
             });
             stack.push(e);
         }
-        let res = self.descend(t, &mut stack, sink);
+        // Near the root an early-out query enters the child pair whose boxes share more volume
+        // first (more likely to hold an intersecting pair); deeper, and in a full query, which
+        // visits both anyway, the order is not worth its cost — so the first expansions run in
+        // their own loop and the main loop stays as it was.
+        let ordered_done = sink.any.is_some() && self.descend::<T, true>(t, &mut stack, sink)?;
+        let res = if ordered_done {
+            Ok(true)
+        } else {
+            self.descend::<T, false>(t, &mut stack, sink)
+        };
         *T::stack(&mut self.scratch.stacks) = stack;
-        res
+        res.map(|_| ())
     }
 
+    /// Depth-first descent from the top of `stack`. `ORDERED`: at most [`ORDERED_EXPANSIONS`]
+    /// expansions, each entering the child pair that shares more box volume first; returns
+    /// whether the descent finished (false: the current pair is back on the stack).
     #[inline(always)]
-    fn descend<T: NodeTest>(
+    fn descend<T: NodeTest, const ORDERED: bool>(
         &mut self,
         t: &T,
         stack: &mut Vec<Entry<T::Box>>,
         sink: &mut Sink<'_>,
-    ) -> Result<(), CollideError> {
+    ) -> Result<bool, CollideError> {
         let mut polls = 0u32;
-        let ordered = sink.any.is_some();
+        let mut expansions = 0u32;
         let Some(mut cur) = stack.pop() else {
-            return Ok(());
+            return Ok(true);
         };
         loop {
+            if ORDERED {
+                if expansions == ORDERED_EXPANSIONS {
+                    stack.push(cur);
+                    return Ok(false);
+                }
+                expansions += 1;
+            }
             if self.budget == 0 {
                 return Err(CollideError::CyclicTree);
             }
@@ -366,17 +385,12 @@ impl<'a, 's> Traversal<'a, 's> {
             if let Some(flag) = sink.any {
                 polls = polls.wrapping_add(1);
                 if polls % 64 == 0 && flag.load(Ordering::Relaxed) {
-                    return Ok(());
+                    return Ok(true);
                 }
             }
             let next = match self.step(t, &cur)? {
-                // Near the root an early-out query enters the child pair whose boxes share more
-                // volume first (more likely to hold an intersecting pair); deeper, and in a full
-                // query, which visits both anyway, the order is not worth its cost.
                 Step::Inner(Some(l), Some(r))
-                    if ordered
-                        && polls < ORDERED_EXPANSIONS
-                        && self.shared(t, &r) > self.shared(t, &l) =>
+                    if ORDERED && self.shared(t, &r) > self.shared(t, &l) =>
                 {
                     stack.push(l);
                     Some(r)
@@ -392,7 +406,7 @@ impl<'a, 's> Traversal<'a, 's> {
                         sink.pairs.push(faces);
                         if let Some(flag) = sink.any {
                             flag.store(true, Ordering::Relaxed);
-                            return Ok(());
+                            return Ok(true);
                         }
                     }
                     None
@@ -400,7 +414,7 @@ impl<'a, 's> Traversal<'a, 's> {
             };
             cur = match next.or_else(|| stack.pop()) {
                 Some(e) => e,
-                None => return Ok(()),
+                None => return Ok(true),
             };
         }
     }
