@@ -11,4 +11,5 @@ pub mod gjk;
 pub mod image_space;
 pub mod penetration;
 pub mod self_collide;
+mod pairs;
 mod world;
