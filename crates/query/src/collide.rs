@@ -300,7 +300,7 @@ fn run_query(
             out.extend(p?);
         }
     }
-    out.sort_unstable();
+    crate::pairs::sort_pairs(&mut out);
     out.dedup();
     Ok(out)
 }
