@@ -5,8 +5,8 @@
 // distances), which crates/query/src/image_space/depth.rs computes block by block on the CPU.
 //
 // One thread per (sample, mesh): a depth-first walk of the resident tree, nearer child first,
-// with the world boxes of its f32 node boxes (world.cuh `world_box`, conservative) as lower
-// bounds; a subtree is skipped only when its box is farther than the best distance plus a
+// with the world boxes of its f32 node boxes (gprox_world_boxes before this kernel: world.cuh
+// `world_box`, conservative) as lower bounds; a subtree is skipped only when its box is farther than the best distance plus a
 // bound on the rounding of box and triangle distances, so the minimum is never pruned and the
 // result does not depend on the visiting order. The triangle distance is distance.cuh's mirror
 // of the CPU function (glam's operation order, no FMA), so every decided sample equals the CPU's
@@ -38,8 +38,8 @@ __device__ __forceinline__ double image_box_distance2(const Aabb& b, DVec3 p) {
 }
 
 /// The nearest face of one posed mesh to `p` (see the file comment).
-__device__ ImageDepth image_nearest_face(const Pose64& pose, const BvhNode* nodes, const float* positions,
-                                         const uint32_t* faces, DVec3 p) {
+__device__ ImageDepth image_nearest_face(const Pose64& pose, const BvhNode* nodes, const Aabb* boxes,
+                                         const float* positions, const uint32_t* faces, DVec3 p) {
   ImageDepth best;
   best.distance = INFINITY;
   best.point[0] = p.x;
@@ -47,7 +47,7 @@ __device__ ImageDepth image_nearest_face(const Pose64& pose, const BvhNode* node
   best.point[2] = p.z;
   best.face = 0xffffffffu;
   best.status = GPROX_DEPTH_DECIDED;
-  const Aabb root = world_box(nodes[0].aabb, pose, 0.0);
+  const Aabb root = boxes[0];
   double magnitude = 0.0;
   for (int k = 0; k < 3; ++k) {
     magnitude = max_d(magnitude, max_d(fabs(static_cast<double>(root.min[k])), fabs(static_cast<double>(root.max[k]))));
@@ -79,8 +79,8 @@ __device__ ImageDepth image_nearest_face(const Pose64& pose, const BvhNode* node
       }
       continue;
     }
-    const float dl = __double2float_rd(image_box_distance2(world_box(nodes[n.left].aabb, pose, 0.0), p));
-    const float dr = __double2float_rd(image_box_distance2(world_box(nodes[n.right].aabb, pose, 0.0), p));
+    const float dl = __double2float_rd(image_box_distance2(boxes[n.left], p));
+    const float dr = __double2float_rd(image_box_distance2(boxes[n.right], p));
     const bool left_first = dl <= dr;
     const ImageDepthEntry near{left_first ? n.left : n.right, left_first ? dl : dr};
     const ImageDepthEntry far{left_first ? n.right : n.left, left_first ? dr : dl};
@@ -113,10 +113,10 @@ GPROX_KERNEL(gprox_image_depths, ImageDepthParams) {
     const DVec3 x{p.origin[0] + (static_cast<double>(c[0]) + 0.5) * p.spacing,
                   p.origin[1] + (static_cast<double>(c[1]) + 0.5) * p.spacing,
                   p.origin[2] + (static_cast<double>(c[2]) + 0.5) * p.spacing};
-    out[g] = side == 0 ? image_nearest_face(p.pose_a, dev_ptr<const BvhNode>(p.nodes_a),
+    out[g] = side == 0 ? image_nearest_face(p.pose_a, dev_ptr<const BvhNode>(p.nodes_a), dev_ptr<const Aabb>(p.boxes_a),
                                             dev_ptr<const float>(p.positions_a),
                                             dev_ptr<const uint32_t>(p.faces_a), x)
-                       : image_nearest_face(p.pose_b, dev_ptr<const BvhNode>(p.nodes_b),
+                       : image_nearest_face(p.pose_b, dev_ptr<const BvhNode>(p.nodes_b), dev_ptr<const Aabb>(p.boxes_b),
                                             dev_ptr<const float>(p.positions_b),
                                             dev_ptr<const uint32_t>(p.faces_b), x);
   }
@@ -132,6 +132,7 @@ extern "C" size_t gprox_emu_image_depth_layout(const char* name) {
   GPROX_L(sizeof(ImageDepthParams))
   GPROX_L(offsetof(ImageDepthParams, pose_b))
   GPROX_L(offsetof(ImageDepthParams, faces_b))
+  GPROX_L(offsetof(ImageDepthParams, boxes_b))
   GPROX_L(offsetof(ImageDepthParams, cells))
   GPROX_L(offsetof(ImageDepthParams, out))
   GPROX_L(offsetof(ImageDepthParams, origin))

@@ -10,14 +10,16 @@
 //! face id among ties), bit for bit the CPU's. A walk deeper than its stack leaves the sample
 //! [`UNDECIDED_FACE`] and [`SweepSamples::finish`] computes it on the host.
 //!
-//! Costs: the samples go in batches of [`DEPTH_BATCH`], each one upload of its cells (12 B per
-//! sample), one launch, **one** host synchronisation and a read of its results (2 × 40 B per
-//! sample); no allocation once the pool has the buffers.
+//! Costs: one launch per tree for its world boxes (`gprox_world_boxes`), then the samples in
+//! batches of [`DEPTH_BATCH`], each one upload of its cells (12 B per sample), one launch,
+//! **one** host synchronisation and a read of its results (2 × 40 B per sample); no allocation
+//! once the pool has the buffers.
 //!
 //! [`SweepSamples`]: gprox_query::image_space::SweepSamples
 //! [`SweepSamples::finish`]: gprox_query::image_space::SweepSamples::finish
 
 use glam::DVec3;
+use gprox_bvh::Aabb;
 use gprox_geometry::transform::Pose64;
 use gprox_query::image_space::{Lattice, SurfacePoint, UNDECIDED_FACE};
 
@@ -87,6 +89,10 @@ params!(
         positions_b: u64,
         /// `const u32[3 * faces]` of B.
         faces_b: u64,
+        /// `const Aabb[]`: the world boxes of A's nodes (`gprox_world_boxes`, no margin).
+        boxes_a: u64,
+        /// `const Aabb[]`: the world boxes of B's nodes.
+        boxes_b: u64,
         /// `const u32[3 * count]`: the samples' cells.
         cells: u64,
         /// Mapped `ImageDepth[2 * count]`: A's surface for every sample, then B's.
@@ -131,6 +137,14 @@ impl Device {
             Vec::with_capacity(cells.len()),
         ];
         let mut stats = ImageDepthStats::default();
+        if cells.is_empty() {
+            return Ok((near, stats));
+        }
+        // The world boxes of both trees, once (no synchronisation: the launches are ordered).
+        let boxes_a = self.lease::<DeviceBuffer<Aabb>>("image.boxes_a", a.resident.nodes.len())?;
+        let boxes_b = self.lease::<DeviceBuffer<Aabb>>("image.boxes_b", b.resident.nodes.len())?;
+        self.world_boxes_into(&a.resident.nodes, &a.pose, 0.0, &boxes_a)?;
+        self.world_boxes_into(&b.resident.nodes, &b.pose, 0.0, &boxes_b)?;
         for batch in cells.chunks(DEPTH_BATCH) {
             let n = batch.len();
             let mut input = self.lease::<DeviceBuffer<[u32; 3]>>("image.depth_cells", n)?;
@@ -145,6 +159,8 @@ impl Device {
                 nodes_b: b.resident.nodes.device_ptr(),
                 positions_b: b.resident.mesh.positions.device_ptr(),
                 faces_b: b.resident.mesh.faces.device_ptr(),
+                boxes_a: boxes_a.device_ptr(),
+                boxes_b: boxes_b.device_ptr(),
                 cells: input.device_ptr(),
                 out: out.device_ptr(),
                 origin: lattice.origin.to_array(),
@@ -152,8 +168,8 @@ impl Device {
                 count: n as u32,
                 pad: 0,
             };
-            // SAFETY: `cells` holds `count` cells, `out` 2 * count records; the resident meshes
-            // live for this call.
+            // SAFETY: `cells` holds `count` cells, `out` 2 * count records, the boxes one per
+            // node of their trees; the resident meshes live for this call.
             unsafe {
                 self.launch(
                     Kernel::ImageDepths,

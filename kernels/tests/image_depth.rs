@@ -3,7 +3,7 @@
 //! nearest face bit for bit (distance, closest point, face), the finished query equals
 //! `intersect` (so the directions too), the depths match closed forms for boxes and tori, a
 //! tree deeper than the walk's stack goes to the host without losing a sample, and a warm
-//! query costs one launch and one synchronisation per batch.
+//! query costs one synchronisation per batch (and two launches for the trees' world boxes).
 
 use gprox_bvh::{lbvh, Aabb, Bvh, BvhNode, LEAF};
 use gprox_cuda::image_depth::{emulator_layout, ImageDepth, ImageDepthParams, ImageDepthStats};
@@ -288,7 +288,8 @@ fn warm_query_costs_one_sync_per_batch() {
     let used = d.ops() - before;
     let n = cells.len() as u64;
     assert_eq!(stats.batches, 1);
-    assert_eq!((used.launches, used.syncs, used.allocations), (1, 1, 0));
+    // The world boxes of both trees, then the batch.
+    assert_eq!((used.launches, used.syncs, used.allocations), (3, 1, 0));
     assert_eq!(used.h2d_bytes, 12 * n);
     assert_eq!(used.d2h_bytes, 2 * n * size_of::<ImageDepth>() as u64);
 }
@@ -312,6 +313,10 @@ fn layouts_match_the_emulator() {
     check(
         "offsetof(ImageDepthParams, faces_b)",
         offset_of!(ImageDepthParams, faces_b),
+    );
+    check(
+        "offsetof(ImageDepthParams, boxes_b)",
+        offset_of!(ImageDepthParams, boxes_b),
     );
     check(
         "offsetof(ImageDepthParams, cells)",

@@ -73,6 +73,8 @@ struct ImageDepthParams {
   Pose64 pose_b;
   uint64_t nodes_a, positions_a, faces_a;
   uint64_t nodes_b, positions_b, faces_b;
+  /// `const Aabb[]`: the world boxes of A's and of B's nodes (gprox_world_boxes, no margin).
+  uint64_t boxes_a, boxes_b;
   /// `const uint32_t[3 * count]`: the samples' cells.
   uint64_t cells;
   /// Mapped `ImageDepth[2 * count]`: A's surface for every sample, then B's.
