@@ -399,7 +399,11 @@ fn deforming_tori_intersection_volume_stays_within_budget() {
             deep += u64::from(samples > 0);
             // The depths' batch launches the world boxes of both trees first.
             let launches = 1 + 3 * u64::from(samples > 0);
-            assert_eq!((used.launches, used.syncs), (launches, batches), "frame {f}");
+            assert_eq!(
+                (used.launches, used.syncs),
+                (launches, batches),
+                "frame {f}"
+            );
             assert_eq!(used.d2h_bytes, 2 * cells + 80 * samples, "frame {f}");
             let tiles = used.h2d_bytes - 12 * samples;
             assert!(tiles > 0 && tiles % 40 == 0, "frame {f}");

@@ -193,19 +193,3 @@ impl Device {
         Ok((near, stats))
     }
 }
-
-unsafe extern "C" {
-    /// `sizeof` / `offsetof` of the depth layouts as the emulator's C++ compiler sees them.
-    fn gprox_emu_image_depth_layout(name: *const std::ffi::c_char) -> usize;
-}
-
-/// `sizeof(T)` or `offsetof(T, field)` of a depth layout (`ImageDepthParams`, `ImageDepth`)
-/// from the C++ side of the emulator, by name (as written in `image_depth.cu`, e.g.
-/// `"offsetof(ImageDepth, face)"`); `usize::MAX` if unknown.
-pub fn emulator_layout(name: &str) -> usize {
-    let Ok(c) = std::ffi::CString::new(name) else {
-        return usize::MAX;
-    };
-    // SAFETY: reads a NUL-terminated string and returns a number.
-    unsafe { gprox_emu_image_depth_layout(c.as_ptr()) }
-}

@@ -6,7 +6,8 @@
 //! query costs one synchronisation per batch (and two launches for the trees' world boxes).
 
 use gprox_bvh::{lbvh, Aabb, Bvh, BvhNode, LEAF};
-use gprox_cuda::image_depth::{emulator_layout, ImageDepth, ImageDepthParams, ImageDepthStats};
+use gprox_cuda::image_depth::{ImageDepth, ImageDepthParams, ImageDepthStats};
+use gprox_cuda::image_space::emulator_layout;
 use gprox_cuda::{Device, ResidentMesh, ResidentObject};
 use gprox_geometry::glam::{Affine3A, DVec3, Quat, Vec3};
 use gprox_geometry::scene::{box_mesh, torus, Scene};
@@ -23,6 +24,14 @@ fn posed(axis: Vec3, angle: f32, t: Vec3) -> Pose64 {
         Quat::from_axis_angle(axis.normalize(), angle),
         t,
     ))
+}
+
+/// A torus standing upright through the ring of one at the origin: the tubes cross twice.
+fn crossing() -> Affine3A {
+    Affine3A::from_rotation_translation(
+        Quat::from_axis_angle(Vec3::X, std::f32::consts::FRAC_PI_2),
+        Vec3::new(0.0, 0.05, 0.1),
+    )
 }
 
 /// Classifies and computes the depths on the device, checks every decided surface point
@@ -109,8 +118,14 @@ fn boxes_equal_the_cpu_and_the_closed_form() {
     };
     for s in r.samples() {
         let p = s.position;
-        assert!((s.depth_in_a() - depth(p, 0.0, 1.0)).abs() <= 1e-12, "{s:?}");
-        assert!((s.depth_in_b() - depth(p, 0.25, 1.5)).abs() <= 1e-12, "{s:?}");
+        assert!(
+            (s.depth_in_a() - depth(p, 0.0, 1.0)).abs() <= 1e-12,
+            "{s:?}"
+        );
+        assert!(
+            (s.depth_in_b() - depth(p, 0.25, 1.5)).abs() <= 1e-12,
+            "{s:?}"
+        );
     }
 }
 
@@ -120,21 +135,12 @@ fn torus_through_torus_equals_the_cpu_and_the_closed_form() {
     let (major, minor) = (1.0f64, 0.3f64);
     let t = torus(major as f32, minor as f32, 24, 12).unwrap();
     let bvh = lbvh::build(&t);
-    let pb = posed(
-        Vec3::X,
-        std::f32::consts::FRAC_PI_2,
-        Vec3::new(0.0, 0.05, 0.1),
-    );
+    let pb = Pose64::from_affine(&crossing());
     let opts = ImageSpaceOptions {
         tile: 8,
         ..ImageSpaceOptions::new(0.05)
     };
-    let (r, stats) = check(
-        &d,
-        (&t, &bvh, Pose64::IDENTITY),
-        (&t, &bvh, pb),
-        &opts,
-    );
+    let (r, stats) = check(&d, (&t, &bvh, Pose64::IDENTITY), (&t, &bvh, pb), &opts);
     assert!(r.samples().len() > 50, "{}", r.samples().len());
     assert_eq!(stats.undecided, 0);
     // Depth inside a tube: minor − distance to the core circle, up to the tessellation's
@@ -143,21 +149,13 @@ fn torus_through_torus_equals_the_cpu_and_the_closed_form() {
         let ring = (q.x * q.x + q.y * q.y).sqrt() - major;
         minor - (ring * ring + q.z * q.z).sqrt()
     };
-    let inv = Pose64::from_affine(
-        &Affine3A::from_rotation_translation(
-            Quat::from_axis_angle(Vec3::X, std::f32::consts::FRAC_PI_2),
-            Vec3::new(0.0, 0.05, 0.1),
-        )
-        .inverse(),
-    );
+    let inv = Pose64::from_affine(&crossing().inverse());
     for s in r.samples() {
         let p = s.position;
-        let local_b = DVec3::from_array(
-            [0, 1, 2].map(|k| {
-                let m = inv.rows[k];
-                m[0] * p.x + m[1] * p.y + m[2] * p.z + m[3]
-            }),
-        );
+        let local_b = DVec3::from_array([0, 1, 2].map(|k| {
+            let m = inv.rows[k];
+            m[0] * p.x + m[1] * p.y + m[2] * p.z + m[3]
+        }));
         assert!((s.depth_in_a() - tube(p)).abs() <= 0.03, "{s:?}");
         assert!((s.depth_in_b() - tube(local_b)).abs() <= 0.03, "{s:?}");
         // The direction leads to the nearest surface point at that distance.
@@ -239,11 +237,7 @@ fn deep_trees_go_to_the_host_without_losing_a_sample() {
     let d = Device::for_tests();
     let t = torus(1.0, 0.3, 16, 8).unwrap();
     let deep = chain(&t);
-    let pb = posed(
-        Vec3::X,
-        std::f32::consts::FRAC_PI_2,
-        Vec3::new(0.0, 0.05, 0.1),
-    );
+    let pb = Pose64::from_affine(&crossing());
     let opts = ImageSpaceOptions {
         tile: 8,
         ..ImageSpaceOptions::new(0.08)
@@ -260,11 +254,7 @@ fn warm_query_costs_one_sync_per_batch() {
     let t = torus(1.0, 0.3, 24, 12).unwrap();
     let bvh = lbvh::build(&t);
     let r = ResidentMesh::new(&d, &t, &bvh).unwrap();
-    let pb = posed(
-        Vec3::X,
-        std::f32::consts::FRAC_PI_2,
-        Vec3::new(0.0, 0.05, 0.1),
-    );
+    let pb = Pose64::from_affine(&crossing());
     let (oa, ob) = (
         CollisionObject::new(&t, &bvh, Pose64::IDENTITY).unwrap(),
         CollisionObject::new(&t, &bvh, pb).unwrap(),
@@ -341,7 +331,10 @@ fn layouts_match_the_emulator() {
     check("sizeof(ImageDepth)", size_of::<ImageDepth>());
     check("offsetof(ImageDepth, point)", offset_of!(ImageDepth, point));
     check("offsetof(ImageDepth, face)", offset_of!(ImageDepth, face));
-    check("offsetof(ImageDepth, status)", offset_of!(ImageDepth, status));
+    check(
+        "offsetof(ImageDepth, status)",
+        offset_of!(ImageDepth, status),
+    );
 }
 
 proptest! {

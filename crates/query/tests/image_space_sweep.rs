@@ -18,7 +18,12 @@ use gprox_query::image_space::{
 };
 
 /// The nearest face of `mesh` under `pose` to every cell's sample, by brute force.
-fn brute_force(mesh: &TriMesh, pose: &Pose64, lattice: &Lattice, cells: &[[u32; 3]]) -> Vec<SurfacePoint> {
+fn brute_force(
+    mesh: &TriMesh,
+    pose: &Pose64,
+    lattice: &Lattice,
+    cells: &[[u32; 3]],
+) -> Vec<SurfacePoint> {
     let world: Vec<DVec3> = mesh
         .positions()
         .iter()
@@ -84,17 +89,13 @@ fn depths_from_outside_equal_intersect_and_undecided_ones_are_recomputed() {
     ];
     // A wrong number of points: a typed error.
     assert_eq!(
-        samples
-            .finish(Some([&near[0], &near[1][1..]]))
-            .map(|_| ()),
+        samples.finish(Some([&near[0], &near[1][1..]])).map(|_| ()),
         Err(ImageSpaceError::BadDepths {
             expected: cells.len() as u64,
             got: cells.len() as u64 - 1
         })
     );
-    let done = classified()
-        .finish(Some([&near[0], &near[1]]))
-        .unwrap();
+    let done = classified().finish(Some([&near[0], &near[1]])).unwrap();
     assert_eq!(done.host_depths, 0);
     assert_eq!(done.intersection, reference);
     // Every fifth point of each mesh undecided (garbage behind the mark): recomputed here.
@@ -109,9 +110,7 @@ fn depths_from_outside_equal_intersect_and_undecided_ones_are_recomputed() {
             marked += 1;
         }
     }
-    let done = classified()
-        .finish(Some([&near[0], &near[1]]))
-        .unwrap();
+    let done = classified().finish(Some([&near[0], &near[1]])).unwrap();
     assert_eq!(done.host_depths, marked);
     assert_eq!(done.intersection, reference);
     // Without points the CPU computes all of them.
