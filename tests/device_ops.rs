@@ -355,7 +355,10 @@ fn batch_of_pairs_is_one_sync() {
 /// The built-in deforming tori, every frame after a warm-up pass: the image-space
 /// intersection volume classifies on the device in one batch — one launch, one host
 /// synchronisation, the tile table up (40 B per tile), one code per cell and mesh back (2 B per
-/// swept cell), no allocation — and equals the CPU's answer.
+/// swept cell) — then computes the depths of the samples inside both in one more batch — three
+/// launches (world boxes of both trees, depths), one synchronisation, their cells up (12 B
+/// each), two 40 B surface points back —
+/// with no allocation, and equals the CPU's answer sample for sample.
 #[test]
 fn deforming_tori_intersection_volume_stays_within_budget() {
     let scene = Scene::builtin_deforming_tori();
@@ -365,6 +368,7 @@ fn deforming_tori_intersection_volume_stays_within_budget() {
     let mut cm = [0, 1].map(|i| Model::new(scene.mesh(i).clone()));
     let mut em = [0, 1].map(|i| emu.model(scene.mesh(i).clone()).unwrap());
     let mut touching = 0;
+    let mut deep = 0;
     for pass in 0..2 {
         for f in 0..scene.frame_count() {
             for i in 0..2 {
@@ -389,16 +393,28 @@ fn deforming_tori_intersection_volume_stays_within_budget() {
                 continue;
             }
             touching += 1;
-            assert_eq!((used.launches, used.syncs), (1, 1), "frame {f}");
-            assert_eq!(used.d2h_bytes, 2 * cells, "frame {f}");
-            assert!(used.h2d_bytes > 0 && used.h2d_bytes % 40 == 0, "frame {f}");
-            assert!(used.h2d_bytes <= 40 * cells.div_ceil(16), "frame {f}");
+            // Classification, then the depths of the samples inside both (if any).
+            let samples = got.samples().len() as u64;
+            let batches = 1 + u64::from(samples > 0);
+            deep += u64::from(samples > 0);
+            // The depths' batch launches the world boxes of both trees first.
+            let launches = 1 + 3 * u64::from(samples > 0);
+            assert_eq!(
+                (used.launches, used.syncs),
+                (launches, batches),
+                "frame {f}"
+            );
+            assert_eq!(used.d2h_bytes, 2 * cells + 80 * samples, "frame {f}");
+            let tiles = used.h2d_bytes - 12 * samples;
+            assert!(tiles > 0 && tiles % 40 == 0, "frame {f}");
+            assert!(tiles <= 40 * cells.div_ceil(16), "frame {f}");
             if pass == 1 {
                 assert_eq!(used.allocations, 0, "frame {f}");
             }
         }
     }
     assert!(touching >= 8, "{touching}");
+    assert!(deep >= 8, "{deep}");
 }
 
 /// A trimmed bicubic patch (a square hole) whose net is bent by `bend`.

@@ -116,6 +116,9 @@ kernels! {
     /// Image-space inside classification of a batch of tiles, one thread per ray column
     /// (`image_space.cu`).
     ImageColumns => gprox_image_columns, gprox_emu_launch_gprox_image_columns, crate::image_space::ImageColumnsParams;
+    /// Image-space nearest faces of both meshes to a batch of samples, one thread per sample
+    /// and mesh (`image_depth.cu`).
+    ImageDepths => gprox_image_depths, gprox_emu_launch_gprox_image_depths, crate::image_depth::ImageDepthParams;
     /// One level of a geometry image's hierarchy (`geometry_image.cu`).
     ImageBuild => gprox_gi_build, gprox_emu_launch_gprox_gi_build, crate::geometry_image::ImageBuildParams;
     /// Geometry-image traversal: counters and root pair (`geometry_image.cu`).
