@@ -86,12 +86,26 @@ pub(crate) struct DepthScratch {
     fill: Vec<usize>,
     stack: Vec<(u32, f64)>,
     walk: Vec<u32>,
+    /// The candidates, padded with `u32::MAX` to a multiple of [`LANES`].
     faces: Vec<u32>,
-    /// Per candidate: its plane and its three edges' in-plane outward planes (unit normal
-    /// and offset each), structure of arrays.
-    planes: [Vec<f64>; 16],
-    bound: Vec<f64>,
+    /// Their bound coefficients, [`LANES`] candidates per pack.
+    packs: Vec<Pack>,
+    bound: Vec<[f64; LANES]>,
 }
+
+/// Candidates per pack of bound coefficients (one AVX2 register of `f64`).
+const LANES: usize = 4;
+
+/// The bound coefficients ([`bounds`]) of [`LANES`] candidates: coefficient `k` of lane `l` at
+/// `[k][l]`, so that the bound pass runs on whole registers with no remainder loop.
+type Pack = [[f64; LANES]; 16];
+
+/// A pack with no candidates: plane offset `−∞` makes every lane's bound `+∞`.
+const EMPTY_PACK: Pack = {
+    let mut p = [[0.0; LANES]; 16];
+    p[3] = [f64::NEG_INFINITY; LANES];
+    p
+};
 
 /// The nearest point of `w`'s surface to the sample of every cell of `cells` (same order),
 /// written to `out` (cleared first).
@@ -234,7 +248,7 @@ fn gather(
     s: &mut DepthScratch,
 ) {
     s.faces.clear();
-    s.planes.iter_mut().for_each(Vec::clear);
+    s.packs.clear();
     let cut = reach * reach;
     let gap = |n: &crate::world::Node| {
         let d = (n.lo - hi).max(lo - n.hi).max(DVec3::ZERO);
@@ -263,11 +277,17 @@ fn gather(
         if lower_bound2(b, c) > keep2 {
             continue;
         }
-        s.faces.push(n.left);
-        for (k, &x) in b.iter().enumerate() {
-            s.planes[k].push(x);
+        let lane = s.faces.len() % LANES;
+        if lane == 0 {
+            s.packs.push(EMPTY_PACK);
         }
+        let pack = s.packs.last_mut().expect("a pack per lane group");
+        for (k, &x) in b.iter().enumerate() {
+            pack[k][lane] = x;
+        }
+        s.faces.push(n.left);
     }
+    s.faces.resize(s.packs.len() * LANES, u32::MAX);
 }
 
 /// The squared lower bound of [`bounds`] at `p`.
@@ -321,33 +341,25 @@ fn nearest_among(
         face: warm,
     };
     let margin = MARGIN * scale;
-    // Lower bounds of the candidates' distances (squared; see `bounds`), in one pass the
-    // compiler vectorises.
-    let n = s.faces.len();
-    let pl: [&[f64]; 16] = std::array::from_fn(|k| &s.planes[k][..n]);
-    s.bound.clear();
-    s.bound.resize(n, 0.0);
-    let bound = &mut s.bound[..n];
-    for j in 0..n {
-        let dot =
-            |k: usize| pl[k][j] * p.x + pl[k + 1][j] * p.y + pl[k + 2][j] * p.z - pl[k + 3][j];
-        let (h, e) = (dot(0), dot(4).max(dot(8)).max(dot(12)).max(0.0));
-        bound[j] = h * h + e * e;
-    }
-    let mut cut = (best.distance + margin).powi(2);
-    // The candidates under the first cut, 64 at a time as a bit mask (branch-free), then the
+    // Lower bounds of the candidates' distances (squared; see `bounds`), in one vectorised
+    // pass; then the candidates under the first cut, a pack at a time as a bit mask, and the
     // few set bits with the current cut.
-    for (at, chunk) in bound.chunks(64).enumerate() {
-        let first = cut;
-        let mut mask = chunk
+    s.bound.clear();
+    s.bound.resize(s.packs.len(), [f64::INFINITY; LANES]);
+    lower_bounds(&s.packs, p, &mut s.bound);
+    let mut cut = (best.distance + margin).powi(2);
+    let first = cut;
+    for (at, lanes) in s.bound.iter().enumerate() {
+        let mut mask = lanes
             .iter()
             .enumerate()
-            .fold(0u64, |m, (j, &lb)| m | u64::from(lb <= first) << j);
+            .fold(0u32, |m, (l, &lb)| m | u32::from(lb <= first) << l);
         while mask != 0 {
-            let j = 64 * at + mask.trailing_zeros() as usize;
+            let l = mask.trailing_zeros() as usize;
             mask &= mask - 1;
+            let j = LANES * at + l;
             let f = s.faces[j];
-            if bound[j] > cut || f == best.face {
+            if lanes[l] > cut || f == best.face {
                 continue;
             }
             let (d, q) = point_triangle_distance(p, &w.triangle(f));
@@ -362,4 +374,74 @@ fn nearest_among(
         }
     }
     best
+}
+
+/// The squared lower bounds ([`bounds`]) at `p` of the candidates of `packs`, into `bound`
+/// (same length): whole registers, four lanes wide where the CPU has AVX2 (the same operations
+/// in the same order either way, so the same values).
+fn lower_bounds(packs: &[Pack], p: DVec3, bound: &mut [[f64; LANES]]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (checked just above).
+        return unsafe { lower_bounds_avx2(packs, p, bound) };
+    }
+    lower_bounds_plain(packs, p, bound);
+}
+
+/// [`lower_bounds`] with AVX2 intrinsics: one register per coefficient of a pack, the
+/// operations of [`lower_bounds_plain`] in its order (`vmaxpd` is its comparison `max`).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn lower_bounds_avx2(packs: &[Pack], p: DVec3, bound: &mut [[f64; LANES]]) {
+    use std::arch::x86_64::{
+        _mm256_add_pd, _mm256_loadu_pd, _mm256_max_pd, _mm256_mul_pd, _mm256_set1_pd,
+        _mm256_setzero_pd, _mm256_storeu_pd, _mm256_sub_pd,
+    };
+    let (px, py, pz) = (
+        _mm256_set1_pd(p.x),
+        _mm256_set1_pd(p.y),
+        _mm256_set1_pd(p.z),
+    );
+    // SAFETY: an unaligned load of four `f64`s from an array of four.
+    let load = |x: &[f64; LANES]| unsafe { _mm256_loadu_pd(x.as_ptr()) };
+    for (c, out) in packs.iter().zip(bound.iter_mut()) {
+        // `c[k]·p − c[k + 3]` on the four lanes (loads of 4 in-bounds `f64`s).
+        macro_rules! dot {
+            ($k:expr) => {
+                _mm256_sub_pd(
+                    _mm256_add_pd(
+                        _mm256_add_pd(
+                            _mm256_mul_pd(load(&c[$k]), px),
+                            _mm256_mul_pd(load(&c[$k + 1]), py),
+                        ),
+                        _mm256_mul_pd(load(&c[$k + 2]), pz),
+                    ),
+                    load(&c[$k + 3]),
+                )
+            };
+        }
+        let h = dot!(0);
+        let e = _mm256_max_pd(
+            _mm256_max_pd(_mm256_max_pd(dot!(4), dot!(8)), dot!(12)),
+            _mm256_setzero_pd(),
+        );
+        let b = _mm256_add_pd(_mm256_mul_pd(h, h), _mm256_mul_pd(e, e));
+        // SAFETY: an unaligned store of four `f64`s into an array of four.
+        unsafe { _mm256_storeu_pd(out.as_mut_ptr(), b) };
+    }
+}
+
+/// [`lower_bounds`] for any CPU. The maxima are comparisons (`a > b ? a : b`, like
+/// `vmaxpd`); a NaN coefficient could only lower a bound.
+fn lower_bounds_plain(packs: &[Pack], p: DVec3, bound: &mut [[f64; LANES]]) {
+    let max = |a: f64, b: f64| if a > b { a } else { b };
+    for (c, out) in packs.iter().zip(bound.iter_mut()) {
+        for l in 0..LANES {
+            let dot =
+                |k: usize| c[k][l] * p.x + c[k + 1][l] * p.y + c[k + 2][l] * p.z - c[k + 3][l];
+            let h = dot(0);
+            let e = max(max(max(dot(4), dot(8)), dot(12)), 0.0);
+            out[l] = h * h + e * e;
+        }
+    }
 }
