@@ -146,7 +146,8 @@ pub(crate) fn surface_point(
     }
 }
 
-/// Reusable buffers of the per-sample depths of a tile.
+/// Reusable buffers of the per-sample depths of a tile (one per worker, reused across its
+/// tiles: a deep frame then allocates and faults in these pages once, not per tile).
 #[derive(Default)]
 pub(super) struct DepthBuffers {
     scratch: DepthScratch,
@@ -185,39 +186,79 @@ pub(super) fn surfaces<'w, 'a>(
     (depths && !jobs.is_empty()).then(|| [Surface::new(wa), Surface::new(wb)])
 }
 
+/// Reusable buffers of a worker's tiles: classification and depths.
+#[derive(Default)]
+struct TileBuffers {
+    column: ColumnScratch,
+    samples: [Vec<Sample>; 2],
+    /// The codes of every column of the tile, against A and against B.
+    codes: [Vec<u8>; 2],
+    depths: DepthBuffers,
+}
+
 fn run_tile(
     wa: &World<'_>,
     wb: &World<'_>,
     lattice: &Lattice,
     job: &Job,
     depths: Option<&[Surface<'_, '_>; 2]>,
+    buf: &mut TileBuffers,
 ) -> Part {
     let ta = ColumnTile::new(wa, lattice, job.k, &job.tile);
     let tb = ColumnTile::new(wb, lattice, job.k, &job.tile);
-    let (mut ca, mut cb) = (Vec::<Sample>::new(), Vec::<Sample>::new());
-    let (mut codes_a, mut codes_b) = (Vec::<u8>::new(), Vec::<u8>::new());
-    let mut scratch = ColumnScratch::default();
-    let mut part = Part::default();
+    let TileBuffers {
+        column,
+        samples: [ca, cb],
+        codes: [codes_a, codes_b],
+        depths: depth_buffers,
+    } = buf;
+    codes_a.clear();
+    codes_b.clear();
     for (cu, cv) in job.columns() {
-        ta.column(cu, cv, &mut ca, &mut scratch);
-        tb.column(cu, cv, &mut cb, &mut scratch);
-        codes_a.clear();
+        ta.column(cu, cv, ca, column);
+        tb.column(cu, cv, cb, column);
         codes_a.extend(ca.iter().map(Sample::code));
-        codes_b.clear();
         codes_b.extend(cb.iter().map(Sample::code));
-        let col = Column {
-            job,
-            cu,
-            cv,
-            a: &codes_a,
-            b: &codes_b,
-        };
-        col.accumulate(lattice, depths.is_some(), &mut part);
     }
+    let mut part = Part::from_codes(job, lattice, [codes_a, codes_b], depths.is_some());
     if let Some(sf) = depths {
-        DepthBuffers::default().fill(sf, lattice, &mut part.samples);
+        depth_buffers.fill(sf, lattice, &mut part.samples);
     }
     part
+}
+
+impl Part {
+    /// The part of the tile `job` from the codes of all its columns (column after column,
+    /// `len` each) against A and B; the intersection samples (when `depths`) reserved at their
+    /// exact number, their surface points still to fill in.
+    pub(super) fn from_codes(
+        job: &Job,
+        lattice: &Lattice,
+        [a, b]: [&[u8]; 2],
+        depths: bool,
+    ) -> Self {
+        let mut part = Part::default();
+        if depths {
+            let both = a
+                .iter()
+                .zip(b)
+                .filter(|&(&x, &y)| x & y & SAMPLE_INSIDE != 0)
+                .count();
+            part.samples.reserve_exact(both);
+        }
+        let len = (job.tile.hi[job.k] - job.tile.lo[job.k]) as usize;
+        for (c, (cu, cv)) in job.columns().enumerate() {
+            let col = Column {
+                job,
+                cu,
+                cv,
+                a: &a[c * len..(c + 1) * len],
+                b: &b[c * len..(c + 1) * len],
+            };
+            col.accumulate(lattice, depths, &mut part);
+        }
+        part
+    }
 }
 
 /// One classified column of a tile: its samples' codes against A and B.
@@ -292,7 +333,9 @@ pub(crate) fn intersect_worlds(
     let parts: Vec<Part> = plan
         .jobs
         .par_iter()
-        .map(|job| run_tile(wa, wb, &plan.lattice, job, sf.as_ref()))
+        .map_init(TileBuffers::default, |buf, job| {
+            run_tile(wa, wb, &plan.lattice, job, sf.as_ref(), buf)
+        })
         .collect();
     Ok(plan.assemble(parts))
 }
@@ -375,16 +418,21 @@ fn sorted_samples(parts: &[Part]) -> Vec<IntersectionSample> {
         let (z, y, x) = cell_order(s.cell);
         (u128::from(s.region) << 96) | (u128::from(z) << 64) | (u128::from(y) << 32) | u128::from(x)
     };
-    let mut keys: Vec<(u128, usize, usize)> = parts
-        .par_iter()
-        .enumerate()
-        .flat_map_iter(|(t, p)| {
-            p.samples
-                .iter()
-                .enumerate()
-                .map(move |(i, s)| (key(s), t, i))
-        })
-        .collect();
+    // The keys at their exact number, each part's written in parallel into its own slice.
+    let total = parts.iter().map(|p| p.samples.len()).sum();
+    let mut keys: Vec<(u128, usize, usize)> = vec![(0, 0, 0); total];
+    let mut slices = Vec::with_capacity(parts.len());
+    let mut rest = keys.as_mut_slice();
+    for p in parts {
+        let (mine, tail) = rest.split_at_mut(p.samples.len());
+        slices.push(mine);
+        rest = tail;
+    }
+    slices.into_par_iter().enumerate().for_each(|(t, out)| {
+        for (i, (k, s)) in out.iter_mut().zip(&parts[t].samples).enumerate() {
+            *k = (key(s), t, i);
+        }
+    });
     keys.par_sort_unstable_by_key(|k| k.0);
     keys.par_iter()
         .map(|&(_, t, i)| parts[t].samples[i])
