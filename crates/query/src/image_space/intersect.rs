@@ -7,7 +7,7 @@ use rayon::prelude::*;
 
 use super::column::{ColumnScratch, ColumnTile, Sample};
 use super::contact::{contacts, Contact};
-use super::depth::{surface_points, DepthScratch, Surface};
+use super::depth::{surface_points, DepthScratch, Surface, BLOCK};
 use super::lattice::{cell_order, jobs, merge_disjoint, CellBox, Job, Lattice};
 use super::{
     check_cells, prepare, region, ImageSpaceError, ImageSpaceOptions, SAMPLE_INSIDE, SAMPLE_NEAR,
@@ -127,7 +127,10 @@ impl Intersection {
 pub(super) struct Part {
     pub(super) count: u64,
     pub(super) uncertain: u64,
-    pub(super) samples: Vec<IntersectionSample>,
+    /// Its region.
+    region: u32,
+    /// The cells of its intersection samples (when depths are asked), column after column.
+    cells: Vec<[u32; 3]>,
 }
 
 /// The nearest point of `w`'s surface to `p`; `seeds` (faces likely near, e.g. the previous
@@ -186,14 +189,13 @@ pub(super) fn surfaces<'w, 'a>(
     (depths && !jobs.is_empty()).then(|| [Surface::new(wa), Surface::new(wb)])
 }
 
-/// Reusable buffers of a worker's tiles: classification and depths.
+/// Reusable buffers of a worker's tiles.
 #[derive(Default)]
 struct TileBuffers {
     column: ColumnScratch,
     samples: [Vec<Sample>; 2],
     /// The codes of every column of the tile, against A and against B.
     codes: [Vec<u8>; 2],
-    depths: DepthBuffers,
 }
 
 fn run_tile(
@@ -201,7 +203,7 @@ fn run_tile(
     wb: &World<'_>,
     lattice: &Lattice,
     job: &Job,
-    depths: Option<&[Surface<'_, '_>; 2]>,
+    depths: bool,
     buf: &mut TileBuffers,
 ) -> Part {
     let ta = ColumnTile::new(wa, lattice, job.k, &job.tile);
@@ -210,7 +212,6 @@ fn run_tile(
         column,
         samples: [ca, cb],
         codes: [codes_a, codes_b],
-        depths: depth_buffers,
     } = buf;
     codes_a.clear();
     codes_b.clear();
@@ -220,31 +221,25 @@ fn run_tile(
         codes_a.extend(ca.iter().map(Sample::code));
         codes_b.extend(cb.iter().map(Sample::code));
     }
-    let mut part = Part::from_codes(job, lattice, [codes_a, codes_b], depths.is_some());
-    if let Some(sf) = depths {
-        depth_buffers.fill(sf, lattice, &mut part.samples);
-    }
-    part
+    Part::from_codes(job, [codes_a, codes_b], depths)
 }
 
 impl Part {
     /// The part of the tile `job` from the codes of all its columns (column after column,
     /// `len` each) against A and B; the intersection samples (when `depths`) reserved at their
-    /// exact number, their surface points still to fill in.
-    pub(super) fn from_codes(
-        job: &Job,
-        lattice: &Lattice,
-        [a, b]: [&[u8]; 2],
-        depths: bool,
-    ) -> Self {
-        let mut part = Part::default();
+    /// exact number.
+    pub(super) fn from_codes(job: &Job, [a, b]: [&[u8]; 2], depths: bool) -> Self {
+        let mut part = Part {
+            region: job.region,
+            ..Part::default()
+        };
         if depths {
             let both = a
                 .iter()
                 .zip(b)
                 .filter(|&(&x, &y)| x & y & SAMPLE_INSIDE != 0)
                 .count();
-            part.samples.reserve_exact(both);
+            part.cells.reserve_exact(both);
         }
         let len = (job.tile.hi[job.k] - job.tile.lo[job.k]) as usize;
         for (c, (cu, cv)) in job.columns().enumerate() {
@@ -255,7 +250,7 @@ impl Part {
                 a: &a[c * len..(c + 1) * len],
                 b: &b[c * len..(c + 1) * len],
             };
-            col.accumulate(lattice, depths, &mut part);
+            col.accumulate(depths, &mut part);
         }
         part
     }
@@ -271,14 +266,9 @@ pub(super) struct Column<'c> {
 }
 
 impl Column<'_> {
-    /// Adds the column's intersection samples (when depths are asked; their surface points
-    /// are filled in later, [`DepthBuffers::fill`]) and uncertain cells to `part`.
-    pub(super) fn accumulate(&self, lattice: &Lattice, depths: bool, part: &mut Part) {
-        const UNSET: SurfacePoint = SurfacePoint {
-            distance: f64::NAN,
-            point: DVec3::NAN,
-            face: u32::MAX,
-        };
+    /// Adds the column's intersection samples (their cells, when depths are asked) and
+    /// uncertain cells to `part`.
+    fn accumulate(&self, depths: bool, part: &mut Part) {
         for (i, (&sa, &sb)) in self.a.iter().zip(self.b).enumerate() {
             let (in_a, in_b) = (sa & SAMPLE_INSIDE != 0, sb & SAMPLE_INSIDE != 0);
             let (near_a, near_b) = (sa & SAMPLE_NEAR != 0, sb & SAMPLE_NEAR != 0);
@@ -292,14 +282,7 @@ impl Column<'_> {
             }
             part.count += 1;
             if depths {
-                let cell = self.job.cell(self.cu, self.cv, i);
-                part.samples.push(IntersectionSample {
-                    cell,
-                    position: lattice.center(cell),
-                    region: self.job.region,
-                    a: UNSET,
-                    b: UNSET,
-                });
+                part.cells.push(self.job.cell(self.cu, self.cv, i));
             }
         }
     }
@@ -334,10 +317,10 @@ pub(crate) fn intersect_worlds(
         .jobs
         .par_iter()
         .map_init(TileBuffers::default, |buf, job| {
-            run_tile(wa, wb, &plan.lattice, job, sf.as_ref(), buf)
+            run_tile(wa, wb, &plan.lattice, job, sf.is_some(), buf)
         })
         .collect();
-    Ok(plan.assemble(parts))
+    Ok(plan.assemble(parts, sf.as_ref()))
 }
 
 /// The lattice, the regions and the tiles of an intersection sweep.
@@ -390,8 +373,12 @@ impl Plan {
         })
     }
 
-    /// The result from the parts of every tile.
-    pub(super) fn assemble(self, parts: Vec<Part>) -> Intersection {
+    /// The result from the parts of every tile, with the samples' surface points on `depths`.
+    pub(super) fn assemble(
+        self,
+        parts: Vec<Part>,
+        depths: Option<&[Surface<'_, '_>; 2]>,
+    ) -> Intersection {
         let mut out = Intersection {
             lattice: self.lattice,
             regions: self.regions,
@@ -404,37 +391,77 @@ impl Plan {
             out.count += p.count;
             out.uncertain += p.uncertain;
         }
-        out.samples = sorted_samples(&parts);
+        if let Some(sf) = depths {
+            out.samples = sorted_samples(&parts, &out.lattice);
+            fill_depths(sf, &out.lattice, &mut out.samples);
+        }
         out.contacts = contacts(&out.samples);
         out
     }
 }
 
-/// The samples of every part by region, then lattice order: their keys (region, `z`, `y`,
-/// `x`) with their places are sorted in parallel, then the samples are gathered in parallel
-/// (one copy of each, into an output of the final size).
-fn sorted_samples(parts: &[Part]) -> Vec<IntersectionSample> {
-    let key = |s: &IntersectionSample| {
-        let (z, y, x) = cell_order(s.cell);
-        (u128::from(s.region) << 96) | (u128::from(z) << 64) | (u128::from(y) << 32) | u128::from(x)
+/// The samples of every part by region, then lattice order (their surface points unset): their
+/// keys (region, `z`, `y`, `x`) with their places are sorted in parallel, then the samples are
+/// made in parallel, in place in an output of the final size.
+fn sorted_samples(parts: &[Part], lattice: &Lattice) -> Vec<IntersectionSample> {
+    const UNSET: SurfacePoint = SurfacePoint {
+        distance: f64::NAN,
+        point: DVec3::NAN,
+        face: u32::MAX,
+    };
+    let key = |region: u32, cell: [u32; 3]| {
+        let (z, y, x) = cell_order(cell);
+        (u128::from(region) << 96) | (u128::from(z) << 64) | (u128::from(y) << 32) | u128::from(x)
     };
     // The keys at their exact number, each part's written in parallel into its own slice.
-    let total = parts.iter().map(|p| p.samples.len()).sum();
+    let total = parts.iter().map(|p| p.cells.len()).sum();
     let mut keys: Vec<(u128, usize, usize)> = vec![(0, 0, 0); total];
     let mut slices = Vec::with_capacity(parts.len());
     let mut rest = keys.as_mut_slice();
     for p in parts {
-        let (mine, tail) = rest.split_at_mut(p.samples.len());
+        let (mine, tail) = rest.split_at_mut(p.cells.len());
         slices.push(mine);
         rest = tail;
     }
     slices.into_par_iter().enumerate().for_each(|(t, out)| {
-        for (i, (k, s)) in out.iter_mut().zip(&parts[t].samples).enumerate() {
-            *k = (key(s), t, i);
+        for (i, (k, &c)) in out.iter_mut().zip(&parts[t].cells).enumerate() {
+            *k = (key(parts[t].region, c), t, i);
         }
     });
     keys.par_sort_unstable_by_key(|k| k.0);
     keys.par_iter()
-        .map(|&(_, t, i)| parts[t].samples[i])
+        .map(|&(_, t, i)| {
+            let cell = parts[t].cells[i];
+            IntersectionSample {
+                cell,
+                position: lattice.center(cell),
+                region: parts[t].region,
+                a: UNSET,
+                b: UNSET,
+            }
+        })
         .collect()
+}
+
+/// Fills in the surface points of `samples` (sorted by region, then lattice order) in
+/// parallel: in runs of whole slabs of depth blocks (a region and `BLOCK` layers of the
+/// slowest axis), so that no block is split between two runs.
+fn fill_depths(sf: &[Surface<'_, '_>; 2], lattice: &Lattice, samples: &mut [IntersectionSample]) {
+    /// Fewest samples per run (fewer runs, fewer block searches at their seams).
+    const RUN: usize = 8192;
+    let slab = |s: &IntersectionSample| (s.region, cell_order(s.cell).0 / BLOCK);
+    let mut runs = Vec::new();
+    let mut rest = samples;
+    while !rest.is_empty() {
+        let mut end = RUN.min(rest.len());
+        let last = slab(&rest[end - 1]);
+        while end < rest.len() && slab(&rest[end]) == last {
+            end += 1;
+        }
+        let (run, tail) = rest.split_at_mut(end);
+        runs.push(run);
+        rest = tail;
+    }
+    runs.into_par_iter()
+        .for_each_init(DepthBuffers::default, |buf, run| buf.fill(sf, lattice, run));
 }

@@ -5,7 +5,7 @@ use rayon::prelude::*;
 use std::borrow::Cow;
 
 use super::column::{ColumnScratch, ColumnTile, Sample};
-use super::intersect::{surfaces, DepthBuffers, Intersection, Part, Plan};
+use super::intersect::{surfaces, Intersection, Part, Plan};
 use super::lattice::{CellBox, Lattice};
 use super::{prepare, ImageSpaceError, ImageSpaceOptions, SAMPLE_UNDECIDED};
 use crate::collide::{CollisionObject, Side};
@@ -179,7 +179,7 @@ impl<'a> IntersectionSweep<'a> {
             .jobs
             .par_iter()
             .enumerate()
-            .map_init(DepthBuffers::default, |buffers, (t, job)| {
+            .map(|(t, job)| {
                 let n = self.tiles[t].samples() as usize;
                 let len = self.tiles[t].column_len() as usize;
                 let at = self.offsets[t] as usize;
@@ -209,16 +209,14 @@ impl<'a> IntersectionSweep<'a> {
                         }
                     }
                 }
-                let mut part =
-                    Part::from_codes(job, &lattice, [&sides[0], &sides[1]], depths.is_some());
-                if let Some(sf) = depths {
-                    buffers.fill(sf, &lattice, &mut part.samples);
-                }
+                let part = Part::from_codes(job, [&sides[0], &sides[1]], depths.is_some());
                 (part, host)
             })
             .collect();
         let host_columns = done.iter().map(|d| d.1).sum();
-        let intersection = self.plan.assemble(done.into_iter().map(|d| d.0).collect());
+        let intersection = self
+            .plan
+            .assemble(done.into_iter().map(|d| d.0).collect(), depths);
         Ok(SweepOutcome {
             intersection,
             host_columns,
