@@ -184,7 +184,7 @@ pub(crate) fn surface_points(
         }
     }
     let table = w.table(cells.len());
-    let mut seed: Option<u32> = None;
+    let mut seed: Option<(u32, DVec3)> = None;
     for b in 0..s.start.len() - 1 {
         let idx = &order[s.start[b]..s.start[b + 1]];
         if !idx.is_empty() {
@@ -202,16 +202,17 @@ pub(crate) fn surface_points(
     s.order = order;
 }
 
-/// The samples `idx` of one block; `seed` is a face near them. Returns the last sample's face.
+/// The samples `idx` of one block; `seed` is the last face found in the previous block and that
+/// block's centre. Returns the last sample's face and this block's centre.
 fn run_block(
     (w, table): (&World<'_>, Option<&[[f64; 16]]>),
     lattice: &Lattice,
     cells: &[[u32; 3]],
     idx: &[u32],
-    seed: Option<u32>,
+    seed: Option<(u32, DVec3)>,
     s: &mut DepthScratch,
     out: &mut [SurfacePoint],
-) -> u32 {
+) -> (u32, DVec3) {
     let (mut lo, mut hi) = (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY));
     for &i in idx {
         let p = lattice.center(cells[i as usize]);
@@ -220,22 +221,34 @@ fn run_block(
     }
     let c = 0.5 * (lo + hi);
     let r = 0.5 * (hi - lo).length();
-    let seeds = seed.as_slice();
-    let centre = w.nearest(c, seeds, &mut s.stack);
+    // An upper bound `D` of the nearest distance at `c` (any bound keeps the block's search
+    // exact, a tight one keeps its candidates few): next to the previous block, the distance to
+    // its last face (nearly always within a cell or two of the nearest); else a tree search.
+    let centre = match seed {
+        Some((f, at)) if at.distance(c) <= 2.0 * f64::from(BLOCK) * lattice.spacing => {
+            let (distance, _) = point_triangle_distance(c, &w.triangle(f));
+            (distance, f)
+        }
+        _ => {
+            let seeds = seed.map(|x| [x.0]);
+            let n = w.nearest(c, seeds.as_ref().map_or(&[], |x| x), &mut s.stack);
+            (n.distance, n.face)
+        }
+    };
     let scale = w.magnitude + lo.abs().max(hi.abs()).max_element();
-    let reach = (centre.distance + r) * (1.0 + MARGIN) + MARGIN * scale;
+    let reach = (centre.0 + r) * (1.0 + MARGIN) + MARGIN * scale;
     // A face nearest to a sample p of the block has d(c) − r ≤ d(p) ≤ D + r: its bound at c
     // is at most D + 2r.
-    let keep = (centre.distance + 2.0 * r) * (1.0 + MARGIN) + MARGIN * scale;
+    let keep = (centre.0 + 2.0 * r) * (1.0 + MARGIN) + MARGIN * scale;
     gather(w, table, [lo, hi], reach, (c, keep * keep), s);
-    let mut last = centre.face;
+    let mut last = centre.1;
     for &i in idx {
         let p = lattice.center(cells[i as usize]);
         let best = nearest_among(w, p, last, scale, s);
         last = best.face;
         out[i as usize] = best;
     }
-    last
+    (last, c)
 }
 
 /// Collects into `s` every face of `w` whose box is within `reach` of the box `[lo, hi]` and
