@@ -400,9 +400,13 @@ impl Plan {
     }
 }
 
+/// Fewer samples than this are assembled on the calling thread (handing a small job to the
+/// pool costs more than it saves, and far more on a loaded machine).
+const SERIAL: usize = 1 << 14;
+
 /// The samples of every part by region, then lattice order (their surface points unset): their
-/// keys (region, `z`, `y`, `x`) with their places are sorted in parallel, then the samples are
-/// made in parallel, in place in an output of the final size.
+/// keys (region, `z`, `y`, `x`) with their places are sorted (in parallel when there are many),
+/// then the samples are made in place in an output of the final size.
 fn sorted_samples(parts: &[Part], lattice: &Lattice) -> Vec<IntersectionSample> {
     const UNSET: SurfacePoint = SurfacePoint {
         distance: f64::NAN,
@@ -423,24 +427,29 @@ fn sorted_samples(parts: &[Part], lattice: &Lattice) -> Vec<IntersectionSample> 
         slices.push(mine);
         rest = tail;
     }
-    slices.into_par_iter().enumerate().for_each(|(t, out)| {
+    let fill = |(t, out): (usize, &mut [(u128, usize, usize)])| {
         for (i, (k, &c)) in out.iter_mut().zip(&parts[t].cells).enumerate() {
             *k = (key(parts[t].region, c), t, i);
         }
-    });
+    };
+    let sample = |&(_, t, i): &(u128, usize, usize)| {
+        let cell = parts[t].cells[i];
+        IntersectionSample {
+            cell,
+            position: lattice.center(cell),
+            region: parts[t].region,
+            a: UNSET,
+            b: UNSET,
+        }
+    };
+    if total < SERIAL {
+        slices.into_iter().enumerate().for_each(fill);
+        keys.sort_unstable_by_key(|k| k.0);
+        return keys.iter().map(sample).collect();
+    }
+    slices.into_par_iter().enumerate().for_each(fill);
     keys.par_sort_unstable_by_key(|k| k.0);
-    keys.par_iter()
-        .map(|&(_, t, i)| {
-            let cell = parts[t].cells[i];
-            IntersectionSample {
-                cell,
-                position: lattice.center(cell),
-                region: parts[t].region,
-                a: UNSET,
-                b: UNSET,
-            }
-        })
-        .collect()
+    keys.par_iter().map(sample).collect()
 }
 
 /// Fills in the surface points of `samples` (sorted by region, then lattice order) in
@@ -462,6 +471,10 @@ fn fill_depths(sf: &[Surface<'_, '_>; 2], lattice: &Lattice, samples: &mut [Inte
         runs.push(run);
         rest = tail;
     }
-    runs.into_par_iter()
-        .for_each_init(DepthBuffers::default, |buf, run| buf.fill(sf, lattice, run));
+    if let [run] = &mut runs[..] {
+        DepthBuffers::default().fill(sf, lattice, run);
+    } else {
+        runs.into_par_iter()
+            .for_each_init(DepthBuffers::default, |buf, run| buf.fill(sf, lattice, run));
+    }
 }
