@@ -7,6 +7,7 @@ use gprox_cuda::{Device, DeviceOps};
 use gprox_geometry::freeform::NurbsSurface;
 use gprox_geometry::TriMesh;
 
+use crate::witness::Witnesses;
 use crate::{Error, Model, ModelOptions};
 
 /// Where queries run.
@@ -97,6 +98,8 @@ pub struct Context {
     backend: Backend,
     /// The device for `Cuda` / `Emulated`; `None` on the CPU.
     pub(crate) device: Option<Device>,
+    /// The last witness pair of each model pair's early-out and distance queries.
+    pub(crate) witnesses: Witnesses,
 }
 
 impl fmt::Debug for Context {
@@ -125,7 +128,11 @@ impl Context {
             #[cfg(feature = "emulated")]
             Backend::Emulated => Some(Device::emulated()),
         };
-        Ok(Self { backend, device })
+        Ok(Self {
+            backend,
+            device,
+            witnesses: Witnesses::default(),
+        })
     }
 
     /// The backend this context runs on.

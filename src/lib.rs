@@ -42,6 +42,7 @@ mod model;
 mod options;
 mod queries;
 pub mod render;
+mod witness;
 
 pub use backend::{Backend, Context};
 pub use capabilities::{Query, RunsOn};

@@ -355,7 +355,10 @@ fn batch_of_pairs_is_one_sync() {
 /// The built-in deforming tori, every frame after a warm-up pass: the image-space
 /// intersection volume classifies on the device in one batch — one launch, one host
 /// synchronisation, the tile table up (40 B per tile), one code per cell and mesh back (2 B per
-/// swept cell), no allocation — and equals the CPU's answer.
+/// swept cell) — then computes the depths of the samples inside both in one more batch — three
+/// launches (world boxes of both trees, depths), one synchronisation, their cells up (12 B
+/// each), two 40 B surface points back —
+/// with no allocation, and equals the CPU's answer sample for sample.
 #[test]
 fn deforming_tori_intersection_volume_stays_within_budget() {
     let scene = Scene::builtin_deforming_tori();
@@ -365,6 +368,7 @@ fn deforming_tori_intersection_volume_stays_within_budget() {
     let mut cm = [0, 1].map(|i| Model::new(scene.mesh(i).clone()));
     let mut em = [0, 1].map(|i| emu.model(scene.mesh(i).clone()).unwrap());
     let mut touching = 0;
+    let mut deep = 0;
     for pass in 0..2 {
         for f in 0..scene.frame_count() {
             for i in 0..2 {
@@ -389,16 +393,28 @@ fn deforming_tori_intersection_volume_stays_within_budget() {
                 continue;
             }
             touching += 1;
-            assert_eq!((used.launches, used.syncs), (1, 1), "frame {f}");
-            assert_eq!(used.d2h_bytes, 2 * cells, "frame {f}");
-            assert!(used.h2d_bytes > 0 && used.h2d_bytes % 40 == 0, "frame {f}");
-            assert!(used.h2d_bytes <= 40 * cells.div_ceil(16), "frame {f}");
+            // Classification, then the depths of the samples inside both (if any).
+            let samples = got.samples().len() as u64;
+            let batches = 1 + u64::from(samples > 0);
+            deep += u64::from(samples > 0);
+            // The depths' batch launches the world boxes of both trees first.
+            let launches = 1 + 3 * u64::from(samples > 0);
+            assert_eq!(
+                (used.launches, used.syncs),
+                (launches, batches),
+                "frame {f}"
+            );
+            assert_eq!(used.d2h_bytes, 2 * cells + 80 * samples, "frame {f}");
+            let tiles = used.h2d_bytes - 12 * samples;
+            assert!(tiles > 0 && tiles % 40 == 0, "frame {f}");
+            assert!(tiles <= 40 * cells.div_ceil(16), "frame {f}");
             if pass == 1 {
                 assert_eq!(used.allocations, 0, "frame {f}");
             }
         }
     }
     assert!(touching >= 8, "{touching}");
+    assert!(deep >= 8, "{deep}");
 }
 
 /// A trimmed bicubic patch (a square hole) whose net is bent by `bend`.
@@ -489,6 +505,25 @@ fn geometry_images_of_trimmed_models() {
     }
 }
 
+/// The grid the CPU's resolution rule picks for `face` under `pose` at `epsilon` of the
+/// model's size.
+fn grid_of(
+    face: &gprox::geometry::freeform::TrimmedFace,
+    pose: &Affine3A,
+    epsilon: f64,
+) -> gprox::query::geometry_image::ImageSpec {
+    use gprox::geometry::freeform::FreeformModel;
+    use gprox::geometry::transform::Pose64;
+    use gprox::query::geometry_image::ImageSpec;
+    let unit = FreeformModel::new(vec![face.surface().clone()])
+        .unwrap()
+        .unit();
+    let pose = Pose64::from_affine(pose);
+    ImageSpec::new(0, face.surface(), &pose, epsilon * unit, None)
+        .unwrap()
+        .unwrap()
+}
+
 /// Launches of a device image's evaluation for `face` under `pose` at `epsilon` of the model's
 /// size: one for the texels and one per stored level of its hierarchy (every level above the
 /// leaves, the root alone when it is the leaf), from the grid the CPU's resolution rule picks.
@@ -497,16 +532,7 @@ fn evaluation_launches(
     pose: &Affine3A,
     epsilon: f64,
 ) -> u64 {
-    use gprox::geometry::freeform::FreeformModel;
-    use gprox::geometry::transform::Pose64;
-    use gprox::query::geometry_image::ImageSpec;
-    let unit = FreeformModel::new(vec![face.surface().clone()])
-        .unwrap()
-        .unit();
-    let pose = Pose64::from_affine(pose);
-    let spec = ImageSpec::new(0, face.surface(), &pose, epsilon * unit, None)
-        .unwrap()
-        .unwrap();
+    let spec = grid_of(face, pose, epsilon);
     let (mut w, mut h, mut levels) = (spec.width - 1, spec.height - 1, 1u64);
     while w > 1 || h > 1 {
         (w, h) = (w.div_ceil(2), h.div_ceil(2));
@@ -519,7 +545,11 @@ fn evaluation_launches(
 /// device context. When warm, a frame uploads exactly the moved control points (32 B each, none
 /// for the rigid face), adds to a query's launches one per image for its texels and one per
 /// stored level, synchronises once, reads back the 16 B header and 8 B per pair and allocates
-/// nothing; contacts (pairs and display points) equal the CPU's in both modes, self too.
+/// nothing; contacts (pairs and display points) equal the CPU's in both modes, self too. An
+/// exact query on the current images also waits once and reads back no position: at most the
+/// header and 8 + 100 B per overlapping leaf pair (the pairs the device's filtered triangle test
+/// does not certify apart, with the corners of the undecided ones), far below the 12 B per
+/// texel of a position read-back.
 #[test]
 fn deforming_trimmed_model_uploads_only_control_points() {
     use gprox::{GeometryImageOptions, ImageMode, ModelOptions};
@@ -548,7 +578,7 @@ fn deforming_trimmed_model_uploads_only_control_points() {
             (0.08 + 0.004 * k as f64, pose)
         })
         .collect();
-    let mut touching = 0;
+    let (mut touching, mut exact_found) = (0, 0);
     for pass in 0..2 {
         for (bend, pose) in &frames {
             let face = trimmed_patch(*bend);
@@ -566,11 +596,32 @@ fn deforming_trimmed_model_uploads_only_control_points() {
                 mode: ImageMode::Exact,
                 ..opts
             };
+            let (got_exact, exact_used) = ops(&emu, || {
+                emu.image_collide(&ea, &id, &eb, pose, &exact).unwrap()
+            });
             assert_eq!(
-                emu.image_collide(&ea, &id, &eb, pose, &exact).unwrap(),
+                got_exact,
                 cpu.image_collide(&ca, &id, &cb, pose, &exact).unwrap(),
                 "bend {bend}"
             );
+            exact_found += got_exact.pairs.len();
+            if pass == 1 {
+                let u = &exact_used;
+                assert_eq!((u.syncs, u.h2d_bytes, u.allocations), (1, 0, 0), "{u:?}");
+                assert!(
+                    u.d2h_bytes >= 16 + 8 * got_exact.pairs.len() as u64,
+                    "{u:?}"
+                );
+                assert!(u.d2h_bytes <= 16 + 108 * got.pairs.len() as u64, "{u:?}");
+                let texels = [(&face, id), (&trimmed_patch(-0.06), *pose)]
+                    .iter()
+                    .map(|(f, p)| {
+                        let g = grid_of(f, p, opts.epsilon);
+                        (g.width * g.height) as u64
+                    })
+                    .sum::<u64>();
+                assert!(u.d2h_bytes < 12 * texels, "{u:?}, {texels} texels");
+            }
             // The same frame again: the device images are current, only the query runs.
             let (again, still) = ops(&emu, || {
                 emu.image_collide(&ea, &id, &eb, pose, &opts).unwrap()
@@ -588,6 +639,7 @@ fn deforming_trimmed_model_uploads_only_control_points() {
         }
     }
     assert!(touching >= 4, "{touching}");
+    assert!(exact_found > 0, "the exact triangles meet in some frame");
     for mode in [ImageMode::Approximate, ImageMode::Exact] {
         let o = GeometryImageOptions {
             mode,

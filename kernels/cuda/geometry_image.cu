@@ -16,11 +16,17 @@
 //    A frontier larger than the capacity sets the overflow flag: the later steps do nothing and
 //    the host grows the buffers and runs the traversal again (no pair is ever dropped).
 // 4. gprox_gi_keys: a header into host-mapped memory and the leaf pairs as sort keys (TexelPair
-//    order); the radix sort (radix_sort.cu, count read on the device) sorts them.
-// 5. gprox_gi_out: the sorted keys into host-mapped memory; the host waits once.
+//    order); the radix sort (radix_sort.cu, count read on the device) sorts them. Exact mode runs
+//    gprox_gi_exact instead: the filtered triangle test of tri_tri.cuh on each leaf pair's quads
+//    (two triangles each, as traverse.rs `quads_intersect`); certainly separate pairs are
+//    dropped by a block-scan compaction, the others keyed with bit 0 set when undecided.
+// 5. gprox_gi_out: the sorted keys into host-mapped memory, and in exact mode the corners of
+//    every undecided pair (ImageUndecided records) for the host's exact test; the host waits
+//    once.
 #include "gprox/common.cuh"
 #include "gprox/geometry_image.cuh"
 #include "gprox/scan.cuh"
+#include "gprox/tri_tri.cuh"
 
 using namespace gprox;
 
@@ -124,6 +130,30 @@ __device__ __forceinline__ uint32_t expand(const ImageTraverseParams& p, bool te
   }
   return mask;
 }
+
+/// Grid-stride rounds over `count` items with block-scan compaction (gprox_gi_step,
+/// gprox_gi_exact): `test(t)` gives the number of survivors of item t (< count), a block prefix
+/// sum (scan.cuh) places each thread's survivors within its block, one atomic on `counter` per
+/// block reserves the block's range, and `write(at)` stores the thread's survivors from place
+/// `at` on (called only when it has some). Every thread of the block must call it.
+template <typename Test, typename Write>
+__device__ __forceinline__ void compact_rounds(uint32_t count, uint32_t* counter,
+                                               BlockScanShared& scan, uint32_t& block_base,
+                                               Test test, Write write) {
+  const uint32_t stride = gridDim.x * blockDim.x;
+  const uint32_t rounds = (count + stride - 1) / stride;
+  for (uint32_t r = 0; r < rounds; ++r) {
+    const uint32_t t = r * stride + blockIdx.x * blockDim.x + threadIdx.x;
+    const uint32_t n = t < count ? test(t) : 0u;
+    uint64_t total;
+    const uint32_t before = static_cast<uint32_t>(block_scan(n, scan, total));
+    if (threadIdx.x == 0) block_base = atomicAdd(counter, static_cast<uint32_t>(total));
+    __syncthreads();
+    if (n != 0) write(block_base + before);
+    // block_base and the scan's shared memory are reused by the next round.
+    __syncthreads();
+  }
+}
 }  // namespace
 
 GPROX_KERNEL(gprox_gi_build, ImageBuildParams) {
@@ -212,40 +242,35 @@ GPROX_KERNEL(gprox_gi_step, ImageTraverseParams) {
   if (global_thread() == 0) counters[GPROX_GI_TESTED + p.step] = test ? 1u : 0u;
   const uint32_t* in = dev_ptr<const uint32_t>(p.frontier_in);
   uint32_t* out = dev_ptr<uint32_t>(p.frontier_out);
-  const uint32_t stride = gridDim.x * blockDim.x;
-  const uint32_t rounds = (count + stride - 1) / stride;
-  for (uint32_t r = 0; r < rounds; ++r) {
-    const uint32_t t = r * stride + blockIdx.x * blockDim.x + threadIdx.x;
-    uint32_t ca[4], cb[4], ka = 0, kb = 0, mask = 0;
-    if (t < count) {
-      mask = expand(p, test, in[2 * static_cast<size_t>(t)], in[2 * static_cast<size_t>(t) + 1], ca,
-                    ka, cb, kb);
-    }
-    uint64_t total;
-    const uint32_t before = static_cast<uint32_t>(block_scan(__popc(mask), scan, total));
-    if (threadIdx.x == 0) {
-      block_base = atomicAdd(&counters[GPROX_GI_COUNT + p.step], static_cast<uint32_t>(total));
-    }
-    __syncthreads();
-    uint32_t at = block_base + before;
-    while (mask != 0) {
-      const uint32_t bit = static_cast<uint32_t>(__ffs(static_cast<int>(mask)) - 1);
-      mask &= mask - 1;
-      if (at < p.capacity) {
-        out[2 * static_cast<size_t>(at)] = ca[bit >> 2];
-        out[2 * static_cast<size_t>(at) + 1] = cb[bit & 3u];
-      }
-      ++at;
-    }
-    // block_base and the scan's shared memory are reused by the next round.
-    __syncthreads();
-  }
+  uint32_t ca[4], cb[4], ka = 0, kb = 0, mask = 0;
+  compact_rounds(
+      count, &counters[GPROX_GI_COUNT + p.step], scan, block_base,
+      [&](uint32_t t) {
+        mask = expand(p, test, in[2 * static_cast<size_t>(t)], in[2 * static_cast<size_t>(t) + 1],
+                      ca, ka, cb, kb);
+        return static_cast<uint32_t>(__popc(mask));
+      },
+      [&](uint32_t at) {
+        while (mask != 0) {
+          const uint32_t bit = static_cast<uint32_t>(__ffs(static_cast<int>(mask)) - 1);
+          mask &= mask - 1;
+          if (at < p.capacity) {
+            out[2 * static_cast<size_t>(at)] = ca[bit >> 2];
+            out[2 * static_cast<size_t>(at) + 1] = cb[bit & 3u];
+          }
+          ++at;
+        }
+      });
 }
 GPROX_KERNEL_EXPORT(gprox_gi_step, ImageTraverseParams)
 
-GPROX_KERNEL(gprox_gi_keys, ImageTraverseParams) {
+namespace {
+/// The leaf pairs of a finished traversal: thread 0 writes the mapped header (pairs, overflow
+/// flag, frontier needed) and, outside exact mode, the count to sort; every thread clears its
+/// share of the radix totals. Returns false after an overflow (nothing to sort).
+__device__ __forceinline__ bool leaf_header(const ImageTraverseParams& p, uint32_t& count) {
   uint32_t* counters = dev_ptr<uint32_t>(p.counters);
-  const uint32_t count = counters[GPROX_GI_COUNT + p.step];
+  count = counters[GPROX_GI_COUNT + p.step];
   const bool overflow = counters[GPROX_GI_OVERFLOW] != 0 || count > p.capacity;
   if (global_thread() == 0) {
     uint32_t* out = dev_ptr<uint32_t>(p.out);
@@ -253,30 +278,131 @@ GPROX_KERNEL(gprox_gi_keys, ImageTraverseParams) {
     out[1] = overflow ? 1u : 0u;
     out[2] = counters[GPROX_GI_OVERFLOW] != 0 ? counters[GPROX_GI_NEEDED] : count;
     out[3] = 0;
-    counters[GPROX_GI_SORT_COUNT] = overflow ? 0u : count;
+    // Exact mode counts the kept pairs with atomics (zeroed by gprox_gi_init).
+    if (p.exact == 0) counters[GPROX_GI_SORT_COUNT] = overflow ? 0u : count;
   }
-  const uint32_t stride = gridDim.x * blockDim.x;
   uint32_t* totals = dev_ptr<uint32_t>(p.totals);
-  for (uint32_t i = global_thread(); i < 8u * 256u; i += stride) totals[i] = 0;
-  if (overflow) return;
-  // Leaf levels: quads of A are `j * quads_u + i`, of B (A in self mode) the same.
+  for (uint32_t i = global_thread(); i < 8u * 256u; i += gridDim.x * blockDim.x) totals[i] = 0;
+  return !overflow;
+}
+
+/// The sort key of leaf pair (quad qa of A, quad qb of B): TexelPair order.
+__device__ __forceinline__ uint64_t leaf_key(const ImageTraverseParams& p, uint32_t qa, uint32_t qb) {
   const uint32_t wa = quads_u(p.a), wb = quads_u(p.self_mode ? p.a : p.b);
+  return (static_cast<uint64_t>(qa % wa) << p.shift_ia) |
+         (static_cast<uint64_t>(qa / wa) << p.shift_ja) |
+         (static_cast<uint64_t>(qb % wb) << p.shift_ib) | static_cast<uint64_t>(qb / wb);
+}
+
+/// The quads (as leaf indices of A and B) of a key made by leaf_key.
+__device__ __forceinline__ void key_quads(const ImageTraverseParams& p, uint64_t k, uint32_t& qa,
+                                          uint32_t& qb) {
+  const auto field = [k](uint32_t lo, uint32_t hi) {
+    return static_cast<uint32_t>((k >> lo) & ((uint64_t{1} << (hi - lo)) - 1u));
+  };
+  const uint32_t wa = quads_u(p.a), wb = quads_u(p.self_mode ? p.a : p.b);
+  qa = field(p.shift_ja, p.shift_ia) * wa + static_cast<uint32_t>(k >> p.shift_ia);
+  qb = field(0, p.shift_ib) * wb + field(p.shift_ib, p.shift_ja);
+}
+
+/// The two triangles (diagonal 00–11) of leaf quad q of f in f64 (traverse.rs
+/// `quads_intersect`: 00 10 11 and 00 11 01).
+__device__ __forceinline__ void quad_triangles(const ImageFace& f, uint32_t q, DVec3 t[2][3]) {
+  float c[4][3];
+  quad_corners(f, q % quads_u(f), q / quads_u(f), c);
+  DVec3 d[4];
+  for (int k = 0; k < 4; ++k) d[k] = DVec3{c[k][0], c[k][1], c[k][2]};
+  t[0][0] = d[0];
+  t[0][1] = d[1];
+  t[0][2] = d[3];
+  t[1][0] = d[0];
+  t[1][1] = d[3];
+  t[1][2] = d[2];
+}
+
+/// The filtered exact test (tri_tri.cuh) of quad qa of A against quad qb of B, both triangles
+/// each: INTERSECT when one triangle pair certainly meets, SEPARATE when all four are certainly
+/// apart, else UNDECIDED (the host runs traverse.rs `quads_intersect` on the corners).
+__device__ __forceinline__ uint32_t quads_status(const ImageFace& fa, uint32_t qa,
+                                                 const ImageFace& fb, uint32_t qb) {
+  DVec3 ta[2][3], tb[2][3];
+  quad_triangles(fa, qa, ta);
+  quad_triangles(fb, qb, tb);
+  bool undecided = false;
+  for (int i = 0; i < 2; ++i) {
+    for (int j = 0; j < 2; ++j) {
+      const uint32_t s = triangles_intersect(ta[i], tb[j]);
+      if (s == GPROX_TRI_INTERSECT) return GPROX_TRI_INTERSECT;
+      undecided = undecided || s == GPROX_TRI_UNDECIDED;
+    }
+  }
+  return undecided ? GPROX_TRI_UNDECIDED : GPROX_TRI_SEPARATE;
+}
+}  // namespace
+
+GPROX_KERNEL(gprox_gi_keys, ImageTraverseParams) {
+  uint32_t count;
+  if (!leaf_header(p, count)) return;
   const uint32_t* in = dev_ptr<const uint32_t>(p.frontier_in);
   uint64_t* keys = dev_ptr<uint64_t>(p.keys);
-  for (uint32_t i = global_thread(); i < count; i += stride) {
-    const uint32_t qa = in[2 * static_cast<size_t>(i)], qb = in[2 * static_cast<size_t>(i) + 1];
-    keys[i] = (static_cast<uint64_t>(qa % wa) << p.shift_ia) |
-              (static_cast<uint64_t>(qa / wa) << p.shift_ja) |
-              (static_cast<uint64_t>(qb % wb) << p.shift_ib) | static_cast<uint64_t>(qb / wb);
+  for (uint32_t i = global_thread(); i < count; i += gridDim.x * blockDim.x) {
+    keys[i] = leaf_key(p, in[2 * static_cast<size_t>(i)], in[2 * static_cast<size_t>(i) + 1]);
   }
 }
 GPROX_KERNEL_EXPORT(gprox_gi_keys, ImageTraverseParams)
 
+GPROX_KERNEL(gprox_gi_exact, ImageTraverseParams) {
+  __shared__ BlockScanShared scan;
+  __shared__ uint32_t block_base;
+  uint32_t count;
+  // The overflow test reads counters no thread of this kernel writes: every thread agrees.
+  if (!leaf_header(p, count)) return;
+  uint32_t* counters = dev_ptr<uint32_t>(p.counters);
+  const ImageFace& fb = p.self_mode ? p.a : p.b;
+  const uint32_t* in = dev_ptr<const uint32_t>(p.frontier_in);
+  uint64_t* keys = dev_ptr<uint64_t>(p.keys);
+  uint64_t key = 0;
+  // Kept pairs are at most the leaf pairs, which fit the keys.
+  compact_rounds(
+      count, &counters[GPROX_GI_SORT_COUNT], scan, block_base,
+      [&](uint32_t t) {
+        const uint32_t qa = in[2 * static_cast<size_t>(t)], qb = in[2 * static_cast<size_t>(t) + 1];
+        const uint32_t s = quads_status(p.a, qa, fb, qb);
+        key = (leaf_key(p, qa, qb) << 1) | (s == GPROX_TRI_UNDECIDED ? 1u : 0u);
+        if (s == GPROX_TRI_UNDECIDED) atomicAdd(&counters[GPROX_GI_UNDECIDED], 1u);
+        return s != GPROX_TRI_SEPARATE ? 1u : 0u;
+      },
+      [&](uint32_t at) { keys[at] = key; });
+}
+GPROX_KERNEL_EXPORT(gprox_gi_exact, ImageTraverseParams)
+
 GPROX_KERNEL(gprox_gi_out, ImageTraverseParams) {
-  const uint32_t count = dev_ptr<const uint32_t>(p.counters)[GPROX_GI_SORT_COUNT];
+  uint32_t* counters = dev_ptr<uint32_t>(p.counters);
+  const uint32_t count = counters[GPROX_GI_SORT_COUNT];
+  if (p.exact != 0 && global_thread() == 0) {
+    // gprox_gi_exact has finished: the kept pairs (0 after an overflow) and the undecided.
+    uint32_t* header = dev_ptr<uint32_t>(p.out);
+    header[0] = count;
+    header[3] = counters[GPROX_GI_UNDECIDED];
+  }
   const uint64_t* keys = dev_ptr<const uint64_t>(p.keys);
   uint64_t* out = dev_ptr<uint64_t>(p.out + 4u * GPROX_GI_HEADER);
-  for (uint32_t i = global_thread(); i < count; i += gridDim.x * blockDim.x) out[i] = keys[i];
+  const ImageFace& fb = p.self_mode ? p.a : p.b;
+  for (uint32_t i = global_thread(); i < count; i += gridDim.x * blockDim.x) {
+    const uint64_t k = keys[i];
+    out[i] = k;
+    if (p.exact == 0 || (k & 1u) == 0) continue;
+    // An undecided pair: its corners for the host (a slot past the capacity makes the host
+    // grow the records and run again).
+    const uint32_t slot = atomicAdd(&counters[GPROX_GI_SLOT], 1u);
+    if (slot >= p.corner_capacity) continue;
+    ImageUndecided* rec = dev_ptr<ImageUndecided>(p.corners) + slot;
+    uint32_t qa, qb;
+    key_quads(p, k >> 1, qa, qb);
+    rec->index = i;
+    quad_corners(p.a, qa % quads_u(p.a), qa / quads_u(p.a), rec->a);
+    quad_corners(fb, qb % quads_u(fb), qb / quads_u(fb), rec->b);
+  }
 }
 GPROX_KERNEL_EXPORT(gprox_gi_out, ImageTraverseParams)
 
@@ -310,6 +436,12 @@ extern "C" size_t gprox_emu_geometry_image_layout(const char* name) {
   GPROX_L(offsetof(ImageTraverseParams, totals))
   GPROX_L(offsetof(ImageTraverseParams, shift_ia))
   GPROX_L(offsetof(ImageTraverseParams, shift_ib))
+  GPROX_L(offsetof(ImageTraverseParams, corners))
+  GPROX_L(offsetof(ImageTraverseParams, exact))
+  GPROX_L(offsetof(ImageTraverseParams, corner_capacity))
+  GPROX_L(sizeof(ImageUndecided))
+  GPROX_L(offsetof(ImageUndecided, a))
+  GPROX_L(offsetof(ImageUndecided, b))
   GPROX_L(sizeof(ImageEvalParams))
   GPROX_L(offsetof(ImageEvalParams, points))
   GPROX_L(offsetof(ImageEvalParams, v_basis))

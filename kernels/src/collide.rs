@@ -394,7 +394,7 @@ impl Device {
     }
 
     /// [`Device::world_boxes`] into `boxes` (at least as many as nodes).
-    fn world_boxes_into(
+    pub(crate) fn world_boxes_into(
         &self,
         nodes: &DeviceBuffer<BvhNode>,
         pose: &Pose64,

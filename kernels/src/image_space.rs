@@ -239,15 +239,23 @@ impl Device {
 unsafe extern "C" {
     /// `sizeof` / `offsetof` of the image-space layouts as the emulator's C++ compiler sees them.
     fn gprox_emu_image_layout(name: *const std::ffi::c_char) -> usize;
+    /// The same for the depth layouts (`image_depth.cu`).
+    fn gprox_emu_image_depth_layout(name: *const std::ffi::c_char) -> usize;
 }
 
 /// `sizeof(T)` or `offsetof(T, field)` of an image-space layout (`ImageTile`,
-/// `ImageColumnsParams`, `ImageItem`) from the C++ side of the emulator, by name (exactly as
-/// written in `image_space.cu`, e.g. `"offsetof(ImageTile, axis)"`); `usize::MAX` if unknown.
+/// `ImageColumnsParams`, `ImageItem` of `image_space.cu`; `ImageDepthParams`, `ImageDepth` of
+/// `image_depth.cu`) from the C++ side of the emulator, by name (exactly as written in the
+/// `.cu` file, e.g. `"offsetof(ImageTile, axis)"`); `usize::MAX` if unknown.
 pub fn emulator_layout(name: &str) -> usize {
     let Ok(c) = std::ffi::CString::new(name) else {
         return usize::MAX;
     };
-    // SAFETY: reads a NUL-terminated string and returns a number.
-    unsafe { gprox_emu_image_layout(c.as_ptr()) }
+    // SAFETY: both read a NUL-terminated string and return a number.
+    unsafe {
+        match gprox_emu_image_layout(c.as_ptr()) {
+            usize::MAX => gprox_emu_image_depth_layout(c.as_ptr()),
+            v => v,
+        }
+    }
 }

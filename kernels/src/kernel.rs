@@ -116,6 +116,9 @@ kernels! {
     /// Image-space inside classification of a batch of tiles, one thread per ray column
     /// (`image_space.cu`).
     ImageColumns => gprox_image_columns, gprox_emu_launch_gprox_image_columns, crate::image_space::ImageColumnsParams;
+    /// Image-space nearest faces of both meshes to a batch of samples, one thread per sample
+    /// and mesh (`image_depth.cu`).
+    ImageDepths => gprox_image_depths, gprox_emu_launch_gprox_image_depths, crate::image_depth::ImageDepthParams;
     /// One level of a geometry image's hierarchy (`geometry_image.cu`).
     ImageBuild => gprox_gi_build, gprox_emu_launch_gprox_gi_build, crate::geometry_image::ImageBuildParams;
     /// Geometry-image traversal: counters and root pair (`geometry_image.cu`).
@@ -124,7 +127,11 @@ kernels! {
     ImageStep => gprox_gi_step, gprox_emu_launch_gprox_gi_step, crate::geometry_image::ImageTraverseParams;
     /// Geometry-image traversal: header and the leaf pairs' sort keys (`geometry_image.cu`).
     ImageKeys => gprox_gi_keys, gprox_emu_launch_gprox_gi_keys, crate::geometry_image::ImageTraverseParams;
-    /// Geometry-image traversal: sorted keys into host-mapped memory (`geometry_image.cu`).
+    /// Geometry-image traversal, exact mode: header, the filtered triangle test of the leaf
+    /// pairs' quads and the kept pairs' sort keys (`geometry_image.cu`).
+    ImageExact => gprox_gi_exact, gprox_emu_launch_gprox_gi_exact, crate::geometry_image::ImageTraverseParams;
+    /// Geometry-image traversal: sorted keys (and exact mode's undecided corners) into
+    /// host-mapped memory (`geometry_image.cu`).
     ImageOut => gprox_gi_out, gprox_emu_launch_gprox_gi_out, crate::geometry_image::ImageTraverseParams;
     /// Geometry-image positions from the control points (`geometry_image_eval.cu`).
     ImageEval => gprox_gi_eval, gprox_emu_launch_gprox_gi_eval, crate::geometry_image::ImageEvalParams;

@@ -35,6 +35,7 @@ pub mod device;
 pub mod distance;
 pub mod error;
 pub mod geometry_image;
+pub mod image_depth;
 pub mod image_space;
 pub mod kernel;
 pub mod lbvh;

@@ -5,11 +5,14 @@
 //! modes (sorted on the device), grow-and-retry of the frontier, the op budgets of a warm frame
 //! (positions uploaded or evaluated on the device), and the shared layouts.
 
+#[path = "common/sheets.rs"]
+mod sheets;
+
 use gprox_cuda::geometry_image::{
     emulator_layout, ImageBuildParams, ImageEvalParams, ImageFace, ImageTraverseParams,
+    ImageUndecided,
 };
 use gprox_cuda::{Device, DeviceImage};
-use gprox_geometry::freeform::trimmed::{LoopRole, TrimLoop};
 use gprox_geometry::freeform::{NurbsSurface, ParamRect, TrimmedFace};
 use gprox_geometry::glam::{DVec2, DVec3};
 use gprox_geometry::transform::Pose64;
@@ -17,37 +20,7 @@ use gprox_query::geometry_image::{
     collide_images, self_collide_image, GeometryImage, HierarchyImage, ImageSpec, Mode, TexelPair,
 };
 use proptest::prelude::*;
-
-/// A bicubic Bézier patch over [0,1]² with heights `h(i, j)` on its 4 × 4 net, moved by `shift`.
-fn patch(h: impl Fn(usize, usize) -> f64, shift: DVec3) -> NurbsSurface {
-    let pts = (0..16)
-        .map(|k| {
-            let (i, j) = (k / 4, k % 4);
-            DVec3::new(i as f64 / 3.0, j as f64 / 3.0, h(i, j)) + shift
-        })
-        .collect();
-    NurbsSurface::bezier([3, 3], pts, None).unwrap()
-}
-
-/// `surface` with a polygonal hole (clockwise corners in (u, v)).
-fn with_hole(surface: NurbsSurface, hole: &[DVec2]) -> TrimmedFace {
-    let mut loops = TrimmedFace::untrimmed(surface.clone())
-        .unwrap()
-        .loops()
-        .to_vec();
-    loops.push(TrimLoop::polygon(LoopRole::Hole, hole).unwrap());
-    TrimmedFace::new(surface, loops).unwrap()
-}
-
-fn image(id: u32, face: &TrimmedFace, eps: f64) -> GeometryImage {
-    GeometryImage::generate(id, face, &Pose64::IDENTITY, eps, None)
-        .unwrap()
-        .unwrap()
-}
-
-fn wave(t: f64, amp: f64) -> impl Fn(usize, usize) -> f64 {
-    move |i, j| amp * ((i as f64 + 2.0 * t) * 1.7).sin() * ((j as f64 - t) * 1.1).cos()
-}
+use sheets::{image, key_passes, patch, wave, with_hole};
 
 /// The CPU's approximate pairs of `a` and `b` (fresh hierarchies).
 fn cpu_pairs(a: &GeometryImage, b: &GeometryImage) -> Vec<TexelPair> {
@@ -255,7 +228,7 @@ fn warm_frame_op_budget() {
             let steps = da.levels().max(db.levels()) as u64 - 1;
             assert_eq!(
                 query.launches,
-                steps + 3 + 3 * key_passes(&a, &b),
+                steps + 3 + 3 * key_passes(&a, &b, false),
                 "{query:?}"
             );
             assert_eq!(query.syncs, 1);
@@ -342,6 +315,21 @@ fn layouts_match() {
         "offsetof(ImageTraverseParams, shift_ib)",
         offset_of!(ImageTraverseParams, shift_ib),
     );
+    check(
+        "offsetof(ImageTraverseParams, corners)",
+        offset_of!(ImageTraverseParams, corners),
+    );
+    check(
+        "offsetof(ImageTraverseParams, exact)",
+        offset_of!(ImageTraverseParams, exact),
+    );
+    check(
+        "offsetof(ImageTraverseParams, corner_capacity)",
+        offset_of!(ImageTraverseParams, corner_capacity),
+    );
+    check("sizeof(ImageUndecided)", size_of::<ImageUndecided>());
+    check("offsetof(ImageUndecided, a)", offset_of!(ImageUndecided, a));
+    check("offsetof(ImageUndecided, b)", offset_of!(ImageUndecided, b));
     check("sizeof(ImageEvalParams)", size_of::<ImageEvalParams>());
     check(
         "offsetof(ImageEvalParams, points)",
@@ -364,14 +352,6 @@ fn layouts_match() {
         offset_of!(ImageEvalParams, degree_v),
     );
     assert_eq!(emulator_layout("sizeof(Nothing)"), usize::MAX);
-}
-
-/// Radix passes of the leaf pair keys of `a` against `b`: bytes of the four quad index fields.
-fn key_passes(a: &GeometryImage, b: &GeometryImage) -> u64 {
-    let bits = |n: usize| u64::from(usize::BITS - (n - 1).leading_zeros());
-    let total =
-        bits(a.width() - 1) + bits(a.height() - 1) + bits(b.width() - 1) + bits(b.height() - 1);
-    total.div_ceil(8).max(1)
 }
 
 /// An `n × n` cubic B-spline sheet over [0, 1]² with interior knots at `0.13, 0.4, 0.45, ...`
@@ -471,7 +451,8 @@ fn device_evaluation_equals_cpu_bit_for_bit() {
 }
 
 /// Deforming sheets evaluated on the device frame after frame (one posed, with a hole) collide
-/// as on the CPU, pair for pair in both modes (exact mode reads the device's positions back).
+/// as on the CPU, pair for pair in both modes (exact mode: the device's filtered test, the host's
+/// exact one on the corners of what it leaves undecided).
 #[test]
 fn evaluated_deforming_collision_equals_cpu() {
     let d = Device::for_tests();
@@ -573,7 +554,7 @@ fn evaluated_frame_op_budget() {
         let steps = da.levels().max(db.levels()) as u64 - 1;
         assert_eq!(
             query.launches,
-            steps + 3 + 3 * key_passes(&a, &b),
+            steps + 3 + 3 * key_passes(&a, &b, false),
             "{query:?}"
         );
         assert_eq!((query.syncs, query.h2d_bytes, query.allocations), (1, 0, 0));

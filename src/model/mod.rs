@@ -104,6 +104,8 @@ pub struct Model {
     freeform: Option<Arc<Freeform>>,
     /// The faces of a trimmed model (`mesh` is then their untrimmed surfaces' tessellation).
     trimmed: Option<Arc<Trimmed>>,
+    /// Unique id (the context's witness memory is keyed by it).
+    id: u64,
 }
 
 impl Clone for Model {
@@ -124,6 +126,7 @@ impl Clone for Model {
             options: self.options,
             freeform: self.freeform.clone(),
             trimmed: self.trimmed.clone(),
+            id: crate::witness::next_model_id(),
         }
     }
 }
@@ -379,6 +382,11 @@ impl Model {
         }
     }
 
+    /// This model's process-wide unique id.
+    pub(crate) fn id(&self) -> u64 {
+        self.id
+    }
+
     /// Pairs a mesh with a tree the caller knows was built for it (a device build).
     pub(crate) fn from_trusted(mesh: TriMesh, bvh: Bvh) -> Self {
         Self {
@@ -397,6 +405,7 @@ impl Model {
             options: ModelOptions::default(),
             freeform: None,
             trimmed: None,
+            id: crate::witness::next_model_id(),
         }
     }
 

@@ -1,6 +1,8 @@
 //! Collision of two posed mesh models: every intersecting triangle pair, or whether there is
 //! one; and many such pairs at once.
 
+use std::cell::Cell;
+
 use glam::Affine3A;
 use gprox_cuda::{Device, ResidentObject};
 use gprox_geometry::transform::Pose64;
@@ -10,6 +12,7 @@ use gprox_query::collide::{
 use rayon::prelude::*;
 
 use super::{aabb_object, gpu_options, meshes, object, on_device};
+use crate::witness::Kind;
 use crate::{Context, Error, Model};
 
 /// The traversal front of one pair of models, kept from frame to frame by
@@ -123,12 +126,23 @@ impl Context {
         pose_b: &Affine3A,
         opts: &CollideOptions,
     ) -> Result<bool, Error> {
-        self.pair_query(
+        // On the CPU the pair this model pair touched at last is tested first
+        // (`crate::witness`): while it still touches, the query is one exact triangle test.
+        let hint = self.witnesses.get(Kind::CollideAny, a, b);
+        let found = Cell::new(None);
+        let hit = self.pair_query(
             "collide_any",
             [(a, pose_a), (b, pose_b)],
-            |oa, ob| cpu::try_collide_any_models(oa, ob, opts),
+            |oa, ob| {
+                found.set(cpu::try_collide_any_models_witness(oa, ob, opts, hint)?);
+                Ok(found.get().is_some())
+            },
             |d, oa, ob| d.collide_any_resident(oa, ob, &gpu_options(opts)),
-        )
+        )?;
+        if self.device.is_none() {
+            self.witnesses.set(Kind::CollideAny, a, b, found.get());
+        }
+        Ok(hit)
     }
 
     /// A collision query of two posed mesh models: `cpu` on the models' trees of choice, or

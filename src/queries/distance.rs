@@ -2,9 +2,10 @@
 
 use glam::Affine3A;
 use gprox_geometry::transform::Pose64;
-use gprox_query::distance::{distance, DistanceObject, DistanceOptions, DistanceResult};
+use gprox_query::distance::{distance_from, DistanceObject, DistanceOptions, DistanceResult};
 
 use super::meshes;
+use crate::witness::Kind;
 use crate::{Context, Error, Model};
 
 impl Context {
@@ -48,7 +49,13 @@ impl Context {
                     tree: &tb,
                     pose: pb,
                 };
-                Ok(distance(&oa, &ob, opts)?)
+                // The closest pair of this model pair's last query gives the first upper
+                // bound (`crate::witness`).
+                let hint = self.witnesses.get(Kind::Distance, a, b);
+                let r = distance_from(&oa, &ob, opts, hint)?;
+                self.witnesses
+                    .set(Kind::Distance, a, b, Some([r.tri_a, r.tri_b]));
+                Ok(r)
             }
             Some(d) => {
                 let (ra, rb) = (a.resident_distance(d)?, b.resident_distance(d)?);

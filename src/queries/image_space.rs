@@ -21,9 +21,9 @@ impl Context {
     /// `docs/image-space.md`.
     ///
     /// On a device context the inside classification of the samples (§5.1, one thread per ray
-    /// column) runs on the device; the columns its certified filters cannot decide, and the
-    /// per-sample depths, are computed on the CPU. The answer is the CPU's exactly, sample for
-    /// sample ([`Context::runs_on`]`(`[`crate::Query::IntersectionVolume`]`)`).
+    /// column) and their depths (§5.4, one thread per sample and mesh) run on the device; the
+    /// columns its certified filters cannot decide and the samples whose tree walk overflows
+    /// are computed on the CPU. The answer is the CPU's exactly, sample for sample ([`Context::runs_on`]`(`[`crate::Query::IntersectionVolume`]`)`).
     ///
     /// Errors ([`Error::ImageSpace`]) when a mesh is not closed and consistently oriented,
     /// the tolerance is not positive, or the sweep would need more than `options.max_cells`
@@ -59,10 +59,25 @@ impl Context {
             return Ok(intersect(&oa, &ob, options)?);
         };
         let sweep = IntersectionSweep::new(&oa, &ob, options)?;
-        let (codes, _) = on_device(d, a, pose_a, b, pose_b, |ra, rb| {
-            d.image_space_codes(ra, rb, &sweep)
+        // Classification and depths on the device: one synchronisation per batch of tiles and
+        // one per batch of samples (one each for the deforming tori).
+        let done = on_device(d, a, pose_a, b, pose_b, |ra, rb| {
+            let (codes, _) = d.image_space_codes(ra, rb, &sweep)?;
+            let samples = match sweep.classify(&codes) {
+                Ok(s) => s,
+                Err(e) => return Ok(Err(e)),
+            };
+            let near = if samples.is_empty() {
+                None
+            } else {
+                let cells = samples.cells();
+                Some(d.image_space_depths(ra, rb, samples.lattice(), &cells)?.0)
+            };
+            Ok(Ok((samples, near)))
         })?;
-        Ok(sweep.finish(&codes)?.intersection)
+        let (samples, near) = done?;
+        let near = near.as_ref().map(|[na, nb]| [&na[..], &nb[..]]);
+        Ok(samples.finish(near)?.intersection)
     }
 }
 

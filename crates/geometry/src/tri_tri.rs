@@ -106,16 +106,37 @@ pub fn plane_sides(t: &[DVec3; 3], pts: &[DVec3; 3]) -> [i32; 3] {
         (u.z * w.x).abs() + (u.x * w.z).abs(),
         (u.x * w.y).abs() + (u.y * w.x).abs(),
     );
-    pts.map(|v| {
+    // Straight-line for the three corners (no closure per corner): the determinant and its
+    // static error bound; the exact predicate only for a corner the filter leaves undecided.
+    let side = |v: DVec3| {
         let r = v - t[0];
         let d = (r.x * n.x + r.y * n.y) + r.z * n.z;
         let permanent = (r.x.abs() * m.x + r.y.abs() * m.y) + r.z.abs() * m.z;
-        if d.abs() > O3D_ERRBOUND_A * permanent {
+        (d, d.abs() > O3D_ERRBOUND_A * permanent)
+    };
+    let (d0, k0) = side(pts[0]);
+    let (d1, k1) = side(pts[1]);
+    let (d2, k2) = side(pts[2]);
+    if k0 & k1 & k2 {
+        return [-sign(d0), -sign(d1), -sign(d2)];
+    }
+    plane_sides_exact(t, pts, [(d0, k0), (d1, k1), (d2, k2)])
+}
+
+/// The rest of [`plane_sides`] when the filter did not decide every corner: the filtered
+/// `(d, decided)` of each corner, the exact [`orient3d`] for the undecided ones.
+#[cold]
+#[inline(never)]
+fn plane_sides_exact(t: &[DVec3; 3], pts: &[DVec3; 3], filtered: [(f64, bool); 3]) -> [i32; 3] {
+    let mut out = [0; 3];
+    for ((o, &v), (d, decided)) in out.iter_mut().zip(pts).zip(filtered) {
+        *o = if decided {
             -sign(d)
         } else {
             sign(orient3d(t[0], t[1], t[2], v))
-        }
-    })
+        };
+    }
+    out
 }
 
 /// Whether three signs are all `1` or all `-1`.

@@ -19,8 +19,11 @@ mod traverse;
 
 use std::sync::atomic::AtomicBool;
 
+use glam::DVec3;
 use gprox_bvh::Bvh;
-use gprox_geometry::transform::Pose64;
+use gprox_geometry::transform::{transform_triangle, Pose64};
+use gprox_geometry::tri_distance::triangle_distance;
+use gprox_geometry::tri_tri::triangles_intersect;
 use gprox_geometry::TriMesh;
 use rayon::prelude::*;
 
@@ -29,8 +32,9 @@ use traverse::{with_scratch, Sink, Traversal};
 
 pub use bv::{
     collide_all_bv, collide_all_models, collide_any_bv, collide_any_models, try_collide_all_bv,
-    try_collide_all_models, try_collide_any_bv, try_collide_any_models, BvCollisionObject,
-    CollisionModel, CollisionVolume, ModelObject,
+    try_collide_all_models, try_collide_any_bv, try_collide_any_models,
+    try_collide_any_models_witness, BvCollisionObject, CollisionModel, CollisionVolume,
+    ModelObject,
 };
 pub use tracked::{exact_pairs, TrackedCollision};
 
@@ -180,13 +184,69 @@ fn prepare(
     Ok((frame, world(a, mag_a).max(world(b, mag_b))))
 }
 
+/// The exact test of two world triangles, shared by every traversal: they intersect (margin
+/// 0, decided exactly) or lie within `margin` (`triangle_distance ≤ margin`, after a box
+/// prefilter padded by `tri_pad`, which rejects only pairs farther apart than the margin).
+#[inline]
+pub(crate) fn triangles_touch(x: &[DVec3; 3], y: &[DVec3; 3], margin: f64, tri_pad: f64) -> bool {
+    // Exact prefilter: the triangles' own boxes (comparisons of f64 values are exact).
+    let lo = |t: &[DVec3; 3]| t[0].min(t[1]).min(t[2]);
+    let hi = |t: &[DVec3; 3]| t[0].max(t[1]).max(t[2]);
+    let pad = DVec3::splat(if margin > 0.0 { tri_pad } else { 0.0 });
+    if (lo(x) - hi(y)).cmpgt(pad).any() || (lo(y) - hi(x)).cmpgt(pad).any() {
+        return false;
+    }
+    if margin > 0.0 {
+        triangle_distance(x, y).distance <= margin
+    } else {
+        triangles_intersect(x, y)
+    }
+}
+
+/// Padding of the triangle-box prefilter for a `margin` and a bound `mag` on the world
+/// coordinates: pairs farther apart than this along an axis cannot have a computed distance
+/// within the margin.
+#[inline]
+pub(crate) fn triangle_pad(margin: f64, mag: f64) -> f64 {
+    margin * (1.0 + 1e-12) + 1e-12 * mag
+}
+
+/// `hint` when it names a face pair of the two meshes that still touches under the current
+/// poses (the exact leaf test): an early-out query may stop there without a traversal, since
+/// the answer "some pair touches" does not depend on which pair.
+pub(crate) fn hint_holds(
+    (ma, pa): (&TriMesh, &Pose64),
+    (mb, pb): (&TriMesh, &Pose64),
+    hint: Option<[u32; 2]>,
+    margin: f64,
+    mag: f64,
+) -> Option<[u32; 2]> {
+    let [fa, fb] = hint?;
+    if fa as usize >= ma.face_count() || fb as usize >= mb.face_count() {
+        return None;
+    }
+    let x = transform_triangle(pa, ma.triangle(fa as usize));
+    let y = transform_triangle(pb, mb.triangle(fb as usize));
+    triangles_touch(&x, &y, margin, triangle_pad(margin, mag)).then_some([fa, fb])
+}
+
+/// One query: every touching pair (`any == None`), or the first one found (`any`: raised when
+/// found; `hint` is tested first).
 fn run_query(
     a: &CollisionObject<'_>,
     b: &CollisionObject<'_>,
     opts: &CollideOptions,
     any: Option<&AtomicBool>,
+    hint: Option<[u32; 2]>,
 ) -> Result<Vec<[u32; 2]>, CollideError> {
     let (frame, mag) = prepare(a, b, opts)?;
+    if let Some(flag) = any {
+        let held = hint_holds((a.mesh, &a.pose), (b.mesh, &b.pose), hint, opts.margin, mag);
+        if let Some(w) = held {
+            flag.store(true, std::sync::atomic::Ordering::Relaxed);
+            return Ok(vec![w]);
+        }
+    }
     let threads = if a.mesh.face_count() + b.mesh.face_count() < PAR_MIN_FACES {
         1
     } else {
@@ -240,7 +300,7 @@ fn run_query(
             out.extend(p?);
         }
     }
-    out.sort_unstable();
+    crate::pairs::sort_pairs(&mut out);
     out.dedup();
     Ok(out)
 }
@@ -252,7 +312,7 @@ pub fn try_collide_all(
     b: &CollisionObject<'_>,
     opts: &CollideOptions,
 ) -> Result<Vec<[u32; 2]>, CollideError> {
-    run_query(a, b, opts, None)
+    run_query(a, b, opts, None, None)
 }
 
 /// Whether any triangle pair intersects (or lies within the margin); stops at the first one.
@@ -261,9 +321,38 @@ pub fn try_collide_any(
     b: &CollisionObject<'_>,
     opts: &CollideOptions,
 ) -> Result<bool, CollideError> {
+    Ok(try_collide_any_witness(a, b, opts, None)?.is_some())
+}
+
+/// A touching pair `[face of a, face of b]` if there is one (the early-out query of
+/// [`try_collide_any`], which stops at the first pair it finds), trying `hint` first: pass the
+/// pair this query returned for the previous frame and, while it still touches, the query costs
+/// one exact triangle test instead of a descent (temporal coherence). Whether a pair is
+/// returned never depends on the hint; which pair may.
+///
+/// ```
+/// use gprox_geometry::{glam::Affine3A, transform::Pose64, TriMesh};
+/// use gprox_query::collide::{try_collide_any_witness, CollideOptions, CollisionObject};
+/// let tri = TriMesh::new(vec![[0.0, 0.0, 0.0].into(), [1.0, 0.0, 0.0].into(), [0.0, 1.0, 0.0].into()], vec![[0, 1, 2]]).unwrap();
+/// let bvh = gprox_bvh::lbvh::build(&tri);
+/// let a = CollisionObject::new(&tri, &bvh, Pose64::IDENTITY).unwrap();
+/// let pose = Pose64::from_affine(&Affine3A::from_rotation_x(std::f32::consts::FRAC_PI_2));
+/// let b = CollisionObject::new(&tri, &bvh, pose).unwrap();
+/// let opts = CollideOptions::default();
+/// let w = try_collide_any_witness(&a, &b, &opts, None).unwrap();
+/// assert_eq!(w, Some([0, 0]));
+/// // Next frame: the same pair is tried first.
+/// assert_eq!(try_collide_any_witness(&a, &b, &opts, w).unwrap(), w);
+/// ```
+pub fn try_collide_any_witness(
+    a: &CollisionObject<'_>,
+    b: &CollisionObject<'_>,
+    opts: &CollideOptions,
+    hint: Option<[u32; 2]>,
+) -> Result<Option<[u32; 2]>, CollideError> {
     let flag = AtomicBool::new(false);
-    run_query(a, b, opts, Some(&flag))?;
-    Ok(flag.into_inner())
+    let found = run_query(a, b, opts, Some(&flag), hint)?;
+    Ok(found.first().copied())
 }
 
 /// Every pair `[face of a, face of b]` whose closed world triangles intersect (or, with a

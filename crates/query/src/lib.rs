@@ -9,6 +9,7 @@ pub mod front;
 pub mod geometry_image;
 pub mod gjk;
 pub mod image_space;
+mod pairs;
 pub mod penetration;
 pub mod self_collide;
 mod world;

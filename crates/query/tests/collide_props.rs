@@ -12,7 +12,8 @@ use gprox_geometry::transform::{transform_triangle, Pose64};
 use gprox_geometry::tri_distance::triangle_distance;
 use gprox_geometry::TriMesh;
 use gprox_query::collide::{
-    collide_all, collide_any, try_collide_all, CollideError, CollideOptions, CollisionObject, Side,
+    collide_all, collide_any, try_collide_all, try_collide_any_witness, CollideError,
+    CollideOptions, CollisionObject, Side,
 };
 use proptest::prelude::*;
 
@@ -27,6 +28,44 @@ fn check_against_oracle(ma: &TriMesh, pa: &Pose64, mb: &TriMesh, pb: &Pose64) {
         collide_any(&a, &b, &CollideOptions::default()),
         !want.is_empty()
     );
+    check_witness(&a, &b, &CollideOptions::default(), &want);
+}
+
+/// The early-out query's witness against the full pair set `want`, with and without hints: a
+/// pair exactly when `want` has one and always one of `want`; a hint that touches is returned
+/// as is; stale, non-touching and out-of-range hints change nothing but which pair.
+fn check_witness(
+    a: &CollisionObject<'_>,
+    b: &CollisionObject<'_>,
+    opts: &CollideOptions,
+    want: &[[u32; 2]],
+) {
+    let last = [
+        a.mesh.face_count() as u32 - 1,
+        b.mesh.face_count() as u32 - 1,
+    ];
+    let mut hints = vec![
+        None,
+        Some([0, 0]),
+        Some(last),
+        Some([u32::MAX, 0]),
+        Some([0, last[1] + 1]),
+    ];
+    hints.extend(want.first().map(|&w| Some(w)));
+    hints.extend(want.last().map(|&w| Some(w)));
+    for hint in hints {
+        let got = try_collide_any_witness(a, b, opts, hint).unwrap();
+        assert_eq!(got.is_some(), !want.is_empty(), "hint {hint:?}");
+        if let Some(w) = got {
+            assert!(
+                want.binary_search(&w).is_ok(),
+                "witness {w:?} not a touching pair"
+            );
+        }
+        if let Some(h) = hint.filter(|h| want.binary_search(h).is_ok()) {
+            assert_eq!(got, Some(h), "a touching hint is the answer");
+        }
+    }
 }
 
 /// An axis-aligned rotation times an integer scale (1..=3) per axis with an integer
@@ -104,6 +143,7 @@ proptest! {
         }
         prop_assert_eq!(&got, &want);
         prop_assert_eq!(collide_any(&a, &b, &opts), !want.is_empty());
+        check_witness(&a, &b, &opts, &want);
     }
 }
 

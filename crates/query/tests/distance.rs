@@ -10,7 +10,9 @@ use gprox_bvh::sphere::Sphere;
 use gprox_geometry::transform::{transform_triangle, Pose64};
 use gprox_geometry::tri_distance::{point_triangle_distance, triangle_distance};
 use gprox_geometry::TriMesh;
-use gprox_query::distance::{distance, distance_below, DistanceObject, DistanceOptions};
+use gprox_query::distance::{
+    distance, distance_below, distance_from, DistanceObject, DistanceOptions,
+};
 use proptest::prelude::*;
 
 fn brute(a: &TriMesh, pa: &Pose64, b: &TriMesh, pb: &Pose64) -> f64 {
@@ -110,6 +112,29 @@ proptest! {
     fn obb_and_sphere_trees_match_brute_force(ma in mesh(), mb in mesh(), pa in pose(), pb in pose()) {
         check_exact::<Obb>(&ma, pa, &mb, pb, false)?;
         check_exact::<Sphere>(&ma, pa, &mb, pb, false)?;
+    }
+
+    /// A first guess (temporal coherence) never changes the exact distance: every hint — the
+    /// answer's own pair, an arbitrary pair, an out-of-range one — gives the brute-force
+    /// minimum, bit for bit the unhinted answer, with a witness at that distance.
+    #[test]
+    fn hints_change_no_distance(ma in mesh(), mb in mesh(), pa in pose(), pb in pose(), fa in any::<u32>(), fb in any::<u32>()) {
+        let (ta, tb) = (BvTree::<Rss>::build(&ma), BvTree::<Rss>::build(&mb));
+        let a = DistanceObject { mesh: &ma, tree: &ta, pose: pa };
+        let b = DistanceObject { mesh: &mb, tree: &tb, pose: pb };
+        let opts = DistanceOptions::default();
+        let plain = distance(&a, &b, &opts).expect("valid");
+        let (na, nb) = (ma.face_count() as u32, mb.face_count() as u32);
+        let hints = [Some([plain.tri_a, plain.tri_b]), Some([fa % na, fb % nb]), Some([fa, fb]), Some([na, 0])];
+        let exact = brute(&ma, &pa, &mb, &pb);
+        for hint in hints {
+            let r = distance_from(&a, &b, &opts, hint).expect("valid");
+            prop_assert_eq!(r.distance.to_bits(), plain.distance.to_bits(), "hint {:?}", hint);
+            prop_assert!((r.distance - exact).abs() <= 1e-5 * exact.max(1e-12));
+            let xa = transform_triangle(&pa, ma.triangle(r.tri_a as usize));
+            let xb = transform_triangle(&pb, mb.triangle(r.tri_b as usize));
+            prop_assert_eq!(triangle_distance(&xa, &xb).distance.to_bits(), r.distance.to_bits());
+        }
     }
 
     #[test]

@@ -173,6 +173,37 @@ __host__ __device__ __forceinline__ bool face_projection(DVec3 p, const DVec3 t[
   return true;
 }
 
+/// closest_on_segment: closest point of the segment [a, b] to `p` (robust for a == b).
+__host__ __device__ __forceinline__ DVec3 closest_on_segment(DVec3 p, DVec3 a, DVec3 b) {
+  const DVec3 d = sub(b, a);
+  const double l2 = dot(d, d);
+  if (l2 <= GPROX_DIST_MIN_POSITIVE) return a;
+  return add(a, mul(d, clamp01(dot(sub(p, a), d) / l2)));
+}
+
+/// point_triangle_distance: distance from `p` to the closed triangle `t`, closest point in `q`.
+__host__ __device__ __forceinline__ double point_triangle_distance(DVec3 p, const DVec3 t[3], DVec3* q) {
+  DVec3 f;
+  if (face_projection(p, t, &f)) {
+    const DVec3 d = sub(p, f);
+    *q = f;
+    return sqrt(dot(d, d));
+  }
+  double best = INFINITY;
+  DVec3 bq = t[0];
+  for (int i = 0; i < 3; ++i) {
+    const DVec3 c = closest_on_segment(p, t[i], t[(i + 1) % 3]);
+    const DVec3 d = sub(p, c);
+    const double d2 = dot(d, d);
+    if (d2 < best) {
+      best = d2;
+      bq = c;
+    }
+  }
+  *q = bq;
+  return sqrt(best);
+}
+
 /// An orientation sign the filter could not certify (see orient.cuh).
 #define GPROX_DIST_UNKNOWN GPROX_SIGN_UNKNOWN
 

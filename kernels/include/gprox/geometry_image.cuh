@@ -19,8 +19,13 @@
 #define GPROX_GI_TESTED (GPROX_GI_COUNT + GPROX_GI_MAX_STEPS + 1)
 /// The count of leaf pairs to sort (0 after an overflow), read by the radix sort.
 #define GPROX_GI_SORT_COUNT (GPROX_GI_TESTED + GPROX_GI_MAX_STEPS + 1)
-#define GPROX_GI_COUNTERS (GPROX_GI_SORT_COUNT + 1)
-/// u32 words in front of the keys of the mapped output: pairs, overflow flag, needed frontier.
+/// Exact mode: leaf pairs the filtered triangle test left undecided, and the next free slot of
+/// their corner records (gprox_gi_out).
+#define GPROX_GI_UNDECIDED (GPROX_GI_SORT_COUNT + 1)
+#define GPROX_GI_SLOT (GPROX_GI_SORT_COUNT + 2)
+#define GPROX_GI_COUNTERS (GPROX_GI_SORT_COUNT + 3)
+/// u32 words in front of the keys of the mapped output: pairs, overflow flag, needed frontier,
+/// undecided pairs (exact mode).
 #define GPROX_GI_HEADER 4
 
 namespace gprox {
@@ -97,6 +102,9 @@ struct ImageTraverseParams {
   uint64_t keys;
   /// `uint32_t[8 * 256]`: the radix sort's digit totals, cleared by gprox_gi_keys.
   uint64_t totals;
+  /// Exact mode: mapped `ImageUndecided[corner_capacity]`, the corners of the undecided pairs
+  /// (0 in approximate mode).
+  uint64_t corners;
   /// Frontier capacity (pairs).
   uint32_t capacity;
   /// Step number (1 for the first expansion; 0 is the root pair).
@@ -118,6 +126,21 @@ struct ImageTraverseParams {
   uint32_t shift_ia;
   uint32_t shift_ja;
   uint32_t shift_ib;
+  /// 1: exact mode (gprox_gi_exact instead of gprox_gi_keys; keys shifted up one bit, bit 0
+  /// set on pairs the filtered triangle test left undecided).
+  uint32_t exact;
+  /// Corner records `corners` holds.
+  uint32_t corner_capacity;
+};
+
+/// Exact mode: one leaf pair the device's filtered triangle test left undecided, for the host's
+/// exact test (gprox_cuda::geometry_image::ImageUndecided).
+struct ImageUndecided {
+  /// Its place among the sorted pairs of the mapped output.
+  uint32_t index;
+  /// The corners (00, 10, 01, 11) of its quad of A and of B.
+  float a[4][3];
+  float b[4][3];
 };
 
 /// Quads along u and v.

@@ -60,6 +60,40 @@ struct ImageItem {
   int32_t sig_line;
 };
 
+/// Depth of the per-thread nearest-face search stack (deeper trees leave the sample undecided).
+#define GPROX_DEPTH_STACK 64
+/// ImageDepth::status: the nearest face is certified (the exact minimum over all faces).
+#define GPROX_DEPTH_DECIDED 0u
+/// ImageDepth::status: the search stack overflowed; the host computes the sample.
+#define GPROX_DEPTH_UNDECIDED 1u
+
+/// `gprox_image_depths`: the nearest face of both meshes to every listed sample.
+struct ImageDepthParams {
+  Pose64 pose_a;
+  Pose64 pose_b;
+  uint64_t nodes_a, positions_a, faces_a;
+  uint64_t nodes_b, positions_b, faces_b;
+  /// `const Aabb[]`: the world boxes of A's and of B's nodes (gprox_world_boxes, no margin).
+  uint64_t boxes_a, boxes_b;
+  /// `const uint32_t[3 * count]`: the samples' cells.
+  uint64_t cells;
+  /// Mapped `ImageDepth[2 * count]`: A's surface for every sample, then B's.
+  uint64_t out;
+  double origin[3];
+  double spacing;
+  uint32_t count;
+  uint32_t pad;
+};
+
+/// The nearest point of one surface to one sample (gprox_query::image_space::SurfacePoint and
+/// a status), 40 bytes.
+struct ImageDepth {
+  double distance;
+  double point[3];
+  uint32_t face;
+  uint32_t status;
+};
+
 __host__ __device__ __forceinline__ double dot(DVec3 a, DVec3 b) { return (a.x * b.x) + (a.y * b.y) + (a.z * b.z); }
 __host__ __device__ __forceinline__ DVec3 sub(DVec3 a, DVec3 b) { return DVec3{a.x - b.x, a.y - b.y, a.z - b.z}; }
 __host__ __device__ __forceinline__ DVec3 abs3(DVec3 a) { return DVec3{fabs(a.x), fabs(a.y), fabs(a.z)}; }

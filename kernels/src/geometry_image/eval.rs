@@ -158,7 +158,6 @@ impl DeviceImage {
                 &p,
             )?
         };
-        self.host_positions = false;
         self.build_levels(device)
     }
 

@@ -20,13 +20,16 @@
 //! block sums are its base level, the scan its top-down pass). A frontier larger than the
 //! buffers sets an overflow flag; the host then grows them (remembered for the next query) and
 //! runs the traversal again, so no pair is dropped. Exact mode tests the leaf pairs' triangles on
-//! the host with the exact predicate (`gprox_geometry::tri_tri`), as the CPU does (after
-//! [`DeviceImage::evaluate`] with the positions read back: 12 B per texel).
+//! the device with the filtered predicate of `tri_tri.cuh` (the collide kernels' test): pairs
+//! certainly apart are dropped there, certainly intersecting ones kept, and the undecided ones
+//! come back flagged with their quads' corners ([`ImageUndecided`]), which the host decides with
+//! the CPU's exact `quads_intersect` (`gprox_geometry::tri_tri`); no position is read back.
 
 mod eval;
 mod traverse;
 
 pub use eval::ImageEvalParams;
+pub use traverse::ImageQueryStats;
 
 use glam::Vec3;
 use gprox_bvh::aabb::Aabb;
@@ -42,8 +45,11 @@ use crate::params::params;
 
 /// Most levels of a hierarchy image (`GPROX_GI_MAX_LEVELS`).
 pub const MAX_LEVELS: usize = 16;
-/// Counter words of a traversal (`GPROX_GI_COUNTERS`).
-const COUNTERS: usize = 2 + 2 * (2 * MAX_LEVELS + 1) + 1;
+/// Counter word of the leaf pairs to sort (`GPROX_GI_SORT_COUNT`).
+const SORT_COUNT: usize = 2 + 2 * (2 * MAX_LEVELS + 1);
+/// Counter words of a traversal (`GPROX_GI_COUNTERS`: the sort count, then exact mode's
+/// undecided pairs and record slots).
+const COUNTERS: usize = SORT_COUNT + 3;
 /// Header words in front of the mapped leaf pairs (`GPROX_GI_HEADER`).
 const HEADER: usize = 4;
 /// Frontier capacity (pairs) of the first query; grown after an overflow.
@@ -104,6 +110,8 @@ params!(
         keys: u64,
         /// `u32[8 * 256]`: radix digit totals, cleared by `gprox_gi_keys`.
         totals: u64,
+        /// Exact mode: mapped [`ImageUndecided`]`[corner_capacity]` (0 otherwise).
+        corners: u64,
         /// Frontier capacity (pairs).
         capacity: u32,
         /// Step number.
@@ -128,8 +136,25 @@ params!(
         shift_ja: u32,
         /// Bit offset of B's quad column (B's row is the lowest field).
         shift_ib: u32,
+        /// 1: exact mode (`gprox_gi_exact`; keys shifted up a bit, bit 0 marks undecided).
+        exact: u32,
+        /// Records `corners` holds.
+        corner_capacity: u32,
     }
 );
+
+/// Exact mode: a leaf pair the device's filtered triangle test left undecided, with the
+/// corners the host's exact test needs (`ImageUndecided` in `geometry_image.cuh`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct ImageUndecided {
+    /// Its place among the sorted pairs.
+    pub index: u32,
+    /// Corners (00, 10, 01, 11) of its quad of A.
+    pub a: [[f32; 3]; 4],
+    /// Corners of its quad of B.
+    pub b: [[f32; 3]; 4],
+}
 
 /// A geometry image and its hierarchy image resident on the device.
 pub struct DeviceImage {
@@ -148,9 +173,6 @@ pub struct DeviceImage {
     signs: Option<DeviceBuffer<[i8; 4]>>,
     /// The resident evaluation of the positions ([`DeviceImage::evaluate`]), once used.
     evaluator: Option<eval::Evaluator>,
-    /// Whether the positions are the host image's (uploaded by [`DeviceImage::update`]) rather
-    /// than evaluated on the device.
-    host_positions: bool,
 }
 
 impl std::fmt::Debug for DeviceImage {
@@ -239,7 +261,6 @@ impl DeviceImage {
                 None
             },
             evaluator: None,
-            host_positions: true,
         })
     }
 
@@ -258,7 +279,6 @@ impl DeviceImage {
         self.pad = img.pad;
         self.positions
             .write(bytemuck::cast_slice::<Vec3, [f32; 3]>(&img.positions))?;
-        self.host_positions = true;
         self.build_levels(device)
     }
 

@@ -1,12 +1,13 @@
 //! The traversal on the device: [`Device::image_collide`], [`Device::image_self_collide`]
 //! (`cuda/geometry_image.cu`), the leaf pairs sorted on the device into canonical order.
 
-use std::borrow::Cow;
-
-use gprox_query::geometry_image::traverse::quads_intersect;
+use gprox_query::geometry_image::traverse::quad_corners_intersect;
 use gprox_query::geometry_image::{GeometryImage, Mode, TexelPair};
 
-use super::{DeviceImage, ImageFace, ImageTraverseParams, COUNTERS, FRONTIER_CAPACITY, HEADER};
+use super::{
+    DeviceImage, ImageFace, ImageTraverseParams, ImageUndecided, COUNTERS, FRONTIER_CAPACITY,
+    HEADER, SORT_COUNT,
+};
 use crate::device::{Device, DeviceBuffer, MappedBuffer};
 use crate::error::Result;
 use crate::kernel::Kernel;
@@ -14,6 +15,9 @@ use crate::lbvh::RadixJob;
 
 /// Radix digit totals of a sort (8 passes of 256 digits).
 const RADIX_TOTALS: usize = 8 * 256;
+
+/// Undecided-pair records (exact mode) of the first query; grown when more come up.
+const UNDECIDED_CAPACITY: u32 = 256;
 
 /// Bits that hold every index below `n` (0 for `n <= 1`).
 fn bits(n: usize) -> u32 {
@@ -23,17 +27,20 @@ fn bits(n: usize) -> u32 {
 /// A leaf pair `(quad (i_a, j_a) of A, quad (i_b, j_b) of B)` as one sort key: the four
 /// indices in that order from the high bits down, each field just wide enough for its image's
 /// quads, so integer order is `TexelPair` order for fixed faces, in as few bytes (radix
-/// passes) as the images allow: 5 for two 512 × 512 images (9 bits a field).
+/// passes) as the images allow: 5 for two 512 × 512 images (9 bits a field). Exact mode shifts
+/// the fields up one bit: bit 0 marks a pair the device left undecided.
 #[derive(Clone, Copy, Debug)]
 struct KeyLayout {
     shift_ia: u32,
     shift_ja: u32,
     shift_ib: u32,
     total: u32,
+    /// 1 in exact mode (the undecided bit below the fields), else 0.
+    flag: u32,
 }
 
 impl KeyLayout {
-    fn new(a: &DeviceImage, b: &DeviceImage) -> Self {
+    fn new(a: &DeviceImage, b: &DeviceImage, mode: Mode) -> Self {
         let ((wa, ha), (wb, hb)) = (a.sizes[0], b.sizes[0]);
         let shift_ib = bits(hb);
         let shift_ja = shift_ib + bits(wb);
@@ -43,16 +50,18 @@ impl KeyLayout {
             shift_ja,
             shift_ib,
             total: shift_ia + bits(wa),
+            flag: u32::from(mode == Mode::Exact),
         }
     }
 
     /// 8-bit radix passes over the keys.
     fn passes(&self) -> u32 {
-        self.total.div_ceil(8).max(1)
+        (self.total + self.flag).div_ceil(8).max(1)
     }
 
     /// The quads `([i_a, j_a], [i_b, j_b])` of key `k`.
     fn quads(&self, k: u64) -> ([u32; 2], [u32; 2]) {
+        let k = k >> self.flag;
         let field = |lo: u32, hi: u32| ((k >> lo) & ((1u64 << (hi - lo)) - 1)) as u32;
         (
             [
@@ -64,53 +73,57 @@ impl KeyLayout {
     }
 }
 
-/// The host image whose positions the device holds: `img` itself when they were uploaded from
-/// it, else `img` with the device's positions read back (exact mode after
-/// [`DeviceImage::evaluate`]).
-fn host_image<'a>(img: &'a GeometryImage, dev: &DeviceImage) -> Result<Cow<'a, GeometryImage>> {
-    if dev.host_positions {
-        return Ok(Cow::Borrowed(img));
-    }
-    Ok(Cow::Owned(GeometryImage {
-        face: img.face,
-        spec: img.spec,
-        positions: dev.download_positions()?,
-        stencil: Vec::new(),
-        quad_stencil: Vec::new(),
-        pad: dev.pad,
-    }))
+/// What a traversal leaves on the host: the sorted keys, and in exact mode the corners of the
+/// pairs the device left undecided.
+struct LeafPairs {
+    keys: Vec<u64>,
+    undecided: Vec<ImageUndecided>,
 }
 
-/// Sorted leaf pair keys as [`TexelPair`]s (already in order), exact mode's triangle test on
-/// the host.
-fn texel_pairs(
-    keys: Vec<u64>,
-    layout: KeyLayout,
-    a: (&GeometryImage, &DeviceImage),
-    b: (&GeometryImage, &DeviceImage),
-    mode: Mode,
-) -> Result<Vec<TexelPair>> {
-    let pairs = keys.into_iter().map(|k| {
-        let (quad_a, quad_b) = layout.quads(k);
-        TexelPair {
-            face_a: a.0.face,
-            quad_a,
-            face_b: b.0.face,
-            quad_b,
+impl LeafPairs {
+    fn stats(&self) -> ImageQueryStats {
+        ImageQueryStats {
+            returned: self.keys.len(),
+            undecided: self.undecided.len(),
         }
-    });
-    if mode == Mode::Approximate {
-        return Ok(pairs.collect());
     }
-    let ha = host_image(a.0, a.1)?;
-    let hb = if std::ptr::eq(a.1, b.1) {
-        Cow::Borrowed(ha.as_ref())
-    } else {
-        host_image(b.0, b.1)?
-    };
-    Ok(pairs
-        .filter(|t| quads_intersect(&ha, t.quad_a, &hb, t.quad_b))
-        .collect())
+}
+
+/// What a geometry-image query read back beyond its header (for tests and diagnostics).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ImageQueryStats {
+    /// Leaf pairs read back (8 B each): every one in approximate mode, in exact mode those the
+    /// device did not certify apart.
+    pub returned: usize,
+    /// Exact mode: pairs the device's filtered test left undecided, decided on the host from
+    /// their corners (100 B each).
+    pub undecided: usize,
+}
+
+/// Sorted leaf pair keys as [`TexelPair`]s (already in order); in exact mode the pairs the
+/// device left undecided are kept only when the CPU's exact test on their corners says they
+/// intersect.
+fn texel_pairs(leaves: LeafPairs, layout: KeyLayout, face_a: u32, face_b: u32) -> Vec<TexelPair> {
+    let mut keep = vec![true; leaves.keys.len()];
+    for u in &leaves.undecided {
+        let corners = |c: [[f32; 3]; 4]| c.map(glam::Vec3::from);
+        keep[u.index as usize] = quad_corners_intersect(corners(u.a), corners(u.b));
+    }
+    leaves
+        .keys
+        .into_iter()
+        .zip(keep)
+        .filter(|&(_, k)| k)
+        .map(|(k, _)| {
+            let (quad_a, quad_b) = layout.quads(k);
+            TexelPair {
+                face_a,
+                quad_a,
+                face_b,
+                quad_b,
+            }
+        })
+        .collect()
 }
 
 /// One traversal step on the host's side: parents' levels and which trees descend.
@@ -126,35 +139,45 @@ impl Device {
     /// Every pair of quads of `a` and `b` whose padded boxes overlap (approximate) or whose
     /// triangles intersect (exact), sorted: `gprox_query::geometry_image::collide_images` on the
     /// device. Each side is the image and its resident copy (updated to the same positions, or
-    /// evaluated on the device from the image's surface). One host synchronisation (more only
-    /// when a frontier outgrew its buffers); the pairs come back sorted.
+    /// evaluated on the device from the image's surface; only the face id of the image is
+    /// read). One host synchronisation (more only when a buffer outgrew its capacity); the pairs
+    /// come back sorted. Exact mode tests the leaf pairs' triangles on the device with the
+    /// filtered predicate and only the pairs it leaves undecided on the host, from the corners
+    /// the device sends with them.
     pub fn image_collide(
         &self,
         a: (&GeometryImage, &DeviceImage),
         b: (&GeometryImage, &DeviceImage),
         mode: Mode,
     ) -> Result<Vec<TexelPair>> {
-        let keys = self.image_collide_keys(a.1, b.1)?;
-        texel_pairs(keys, KeyLayout::new(a.1, b.1), a, b, mode)
+        Ok(self.image_collide_stats(a, b, mode)?.0)
+    }
+
+    /// [`Device::image_collide`] with what it read back.
+    pub fn image_collide_stats(
+        &self,
+        a: (&GeometryImage, &DeviceImage),
+        b: (&GeometryImage, &DeviceImage),
+        mode: Mode,
+    ) -> Result<(Vec<TexelPair>, ImageQueryStats)> {
+        let layout = KeyLayout::new(a.1, b.1, mode);
+        let leaves = self.image_traverse(
+            a.1.face(),
+            b.1.face(),
+            &collide_steps(a.1, b.1),
+            None,
+            layout,
+        )?;
+        let stats = leaves.stats();
+        Ok((texel_pairs(leaves, layout, a.0.face, b.0.face), stats))
     }
 
     /// The leaf pairs of [`Device::image_collide`] in approximate mode as sorted keys (quad
     /// indices packed as `KeyLayout` says): the device's whole part of the query.
     pub fn image_collide_keys(&self, a: &DeviceImage, b: &DeviceImage) -> Result<Vec<u64>> {
-        let (mut la, mut lb) = (a.levels() - 1, b.levels() - 1);
-        let mut steps = Vec::new();
-        while la > 0 || lb > 0 {
-            let (da, db) = (la > 0 && la >= lb, lb > 0 && lb >= la);
-            steps.push(Step {
-                level_a: la,
-                level_b: lb,
-                descend_a: da,
-                descend_b: db,
-            });
-            la -= usize::from(da);
-            lb -= usize::from(db);
-        }
-        self.image_traverse(a.face(), b.face(), &steps, None, KeyLayout::new(a, b))
+        let layout = KeyLayout::new(a, b, Mode::Approximate);
+        let leaves = self.image_traverse(a.face(), b.face(), &collide_steps(a, b), None, layout)?;
+        Ok(leaves.keys)
     }
 
     /// Every pair of non-adjacent quads of one image whose padded boxes overlap (approximate)
@@ -167,9 +190,19 @@ impl Device {
         mode: Mode,
         normal_test: bool,
     ) -> Result<Vec<TexelPair>> {
+        Ok(self.image_self_collide_stats(img, mode, normal_test)?.0)
+    }
+
+    /// [`Device::image_self_collide`] with what it read back.
+    pub fn image_self_collide_stats(
+        &self,
+        img: (&GeometryImage, &DeviceImage),
+        mode: Mode,
+        normal_test: bool,
+    ) -> Result<(Vec<TexelPair>, ImageQueryStats)> {
         let top = img.1.levels() - 1;
         if top == 0 {
-            return Ok(Vec::new());
+            return Ok((Vec::new(), ImageQueryStats::default()));
         }
         let steps: Vec<Step> = (1..=top)
             .rev()
@@ -181,14 +214,16 @@ impl Device {
             })
             .collect();
         let face = img.1.face();
-        let layout = KeyLayout::new(img.1, img.1);
-        let keys = self.image_traverse(face, face, &steps, Some(normal_test), layout)?;
-        texel_pairs(keys, layout, img, img, mode)
+        let layout = KeyLayout::new(img.1, img.1, mode);
+        let leaves = self.image_traverse(face, face, &steps, Some(normal_test), layout)?;
+        let stats = leaves.stats();
+        Ok((texel_pairs(leaves, layout, img.0.face, img.0.face), stats))
     }
 
-    /// Enqueues a whole traversal (`self_normal`: self mode and its normal test) and the sort
-    /// of its leaf pairs, and returns their sorted keys, growing the frontier and rerunning
-    /// after an overflow.
+    /// Enqueues a whole traversal (`self_normal`: self mode and its normal test; exact mode
+    /// when `layout` has the undecided bit) and the sort of its leaf pairs, and returns their
+    /// sorted keys and exact mode's undecided records, growing the frontier or the records and
+    /// rerunning after an overflow.
     fn image_traverse(
         &self,
         a: ImageFace,
@@ -196,7 +231,8 @@ impl Device {
         steps: &[Step],
         self_normal: Option<bool>,
         layout: KeyLayout,
-    ) -> Result<Vec<u64>> {
+    ) -> Result<LeafPairs> {
+        let exact = layout.flag != 0;
         loop {
             let capacity = self.hint("gi.capacity", FRONTIER_CAPACITY).max(1);
             let cap = capacity as usize;
@@ -219,6 +255,19 @@ impl Device {
                 self.counted_sort_histogram(capacity),
             )?;
             let totals = self.lease::<DeviceBuffer<u32>>("gi.totals", RADIX_TOTALS)?;
+            let corner_capacity = if exact {
+                self.hint("gi.undecided", UNDECIDED_CAPACITY).max(1)
+            } else {
+                0
+            };
+            let corners = if exact {
+                Some(self.lease::<MappedBuffer<ImageUndecided>>(
+                    "gi.corners",
+                    corner_capacity as usize,
+                )?)
+            } else {
+                None
+            };
             let mut p = ImageTraverseParams {
                 a,
                 b,
@@ -228,6 +277,7 @@ impl Device {
                 out: out.device_ptr(),
                 keys: keys[0].device_ptr(),
                 totals: totals.device_ptr(),
+                corners: corners.as_ref().map_or(0, |c| c.device_ptr()),
                 capacity,
                 step: 0,
                 level_a: 0,
@@ -240,12 +290,14 @@ impl Device {
                 shift_ia: layout.shift_ia,
                 shift_ja: layout.shift_ja,
                 shift_ib: layout.shift_ib,
+                exact: layout.flag,
+                corner_capacity,
             };
             let block = self.block_size();
             // SAFETY (all launches): the faces' buffers are live resident images; the frontiers
             // hold `2 * capacity` words, the keys `capacity`, the counters COUNTERS, the totals
-            // RADIX_TOTALS, the mapped output HEADER + 2 * capacity; the kernels write no
-            // further than these.
+            // RADIX_TOTALS, the mapped output HEADER + 2 * capacity, the corner records
+            // `corner_capacity`; the kernels write no further than these.
             unsafe { self.launch(Kernel::ImageInit, 1, block, &p)? };
             let grid = self.multiprocessors() * if self.is_emulated() { 4 } else { 8 };
             for (s, st) in steps.iter().enumerate() {
@@ -259,11 +311,16 @@ impl Device {
             }
             p.step = steps.len() as u32;
             p.frontier_in = front[steps.len() % 2].device_ptr();
-            unsafe { self.launch(Kernel::ImageKeys, grid, block, &p)? };
+            let leaf_kernel = if exact {
+                Kernel::ImageExact
+            } else {
+                Kernel::ImageKeys
+            };
+            unsafe { self.launch(leaf_kernel, grid, block, &p)? };
             let sort = RadixJob {
                 keys: [keys[0].device_ptr(), keys[1].device_ptr()],
                 values: [values[0].device_ptr(), values[1].device_ptr()],
-                count_at: counters.device_ptr() + 4 * (COUNTERS as u64 - 1),
+                count_at: counters.device_ptr() + 4 * SORT_COUNT as u64,
                 capacity,
                 passes: layout.passes(),
                 histogram: histogram.device_ptr(),
@@ -279,12 +336,40 @@ impl Device {
                 self.set_hint("gi.capacity", needed.max(capacity.saturating_mul(2)));
                 continue;
             }
+            if header[3] > corner_capacity {
+                self.set_hint(
+                    "gi.undecided",
+                    header[3].max(corner_capacity.saturating_mul(2)),
+                );
+                continue;
+            }
             let n = header[0] as usize;
             let words = out.read(HEADER, 2 * n);
-            return Ok(words
+            let keys = words
                 .chunks_exact(2)
                 .map(|w| u64::from(w[0]) | (u64::from(w[1]) << 32))
-                .collect());
+                .collect();
+            let undecided = corners.map_or_else(Vec::new, |c| c.read(0, header[3] as usize));
+            return Ok(LeafPairs { keys, undecided });
         }
     }
+}
+
+/// The steps of a traversal of `a` against `b`: the deeper tree descends alone until both have
+/// as many levels left, then both together.
+fn collide_steps(a: &DeviceImage, b: &DeviceImage) -> Vec<Step> {
+    let (mut la, mut lb) = (a.levels() - 1, b.levels() - 1);
+    let mut steps = Vec::new();
+    while la > 0 || lb > 0 {
+        let (da, db) = (la > 0 && la >= lb, lb > 0 && lb >= la);
+        steps.push(Step {
+            level_a: la,
+            level_b: lb,
+            descend_a: da,
+            descend_b: db,
+        });
+        la -= usize::from(da);
+        lb -= usize::from(db);
+    }
+    steps
 }

@@ -163,7 +163,7 @@ pub(super) fn world_pairs(a: &Body<'_>, b: &Body<'_>, margin: f64) -> Vec<[u32; 
             None => break,
         }
     }
-    out.sort_unstable();
+    crate::pairs::sort_pairs(&mut out);
     out
 }
 

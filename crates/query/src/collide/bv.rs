@@ -20,13 +20,10 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use glam::DVec3;
 use gprox_bvh::bv_tree::BvTree;
 use gprox_bvh::obb::Obb;
 use gprox_bvh::Bvh;
 use gprox_geometry::transform::{transform_triangle, Pose64};
-use gprox_geometry::tri_distance::triangle_distance;
-use gprox_geometry::tri_tri::triangles_intersect;
 use gprox_geometry::TriMesh;
 use rayon::prelude::*;
 
@@ -35,7 +32,9 @@ mod volume;
 pub use volume::CollisionVolume;
 use volume::{Mapping, NodeSource};
 
-use super::{CollideError, CollideOptions, CollisionObject, Side};
+use super::{
+    hint_holds, triangle_pad, triangles_touch, CollideError, CollideOptions, CollisionObject, Side,
+};
 
 /// Relative bound used for every rounding term (the operations round a few times at `2^-53`).
 pub(crate) const K: f64 = 1e-14;
@@ -258,11 +257,11 @@ where
             match res {
                 Ok(None) => {}
                 Ok(Some(faces)) => {
+                    sink.pairs.push(faces);
                     if let Some(flag) = sink.any {
                         flag.store(true, Ordering::Relaxed);
                         return;
                     }
-                    sink.pairs.push(faces);
                 }
                 Err(e) => {
                     sink.error = Some(e);
@@ -290,17 +289,7 @@ where
         }
         let x = transform_triangle(&self.pa, self.ma.triangle(fa as usize));
         let y = transform_triangle(&self.pb, self.mb.triangle(fb as usize));
-        let lo = |t: &[DVec3; 3]| t[0].min(t[1]).min(t[2]);
-        let hi = |t: &[DVec3; 3]| t[0].max(t[1]).max(t[2]);
-        let pad = DVec3::splat(if self.margin > 0.0 { self.tri_pad } else { 0.0 });
-        if (lo(&x) - hi(&y)).cmpgt(pad).any() || (lo(&y) - hi(&x)).cmpgt(pad).any() {
-            return Ok(None);
-        }
-        let hit = if self.margin > 0.0 {
-            triangle_distance(&x, &y).distance <= self.margin
-        } else {
-            triangles_intersect(&x, &y)
-        };
+        let hit = triangles_touch(&x, &y, self.margin, self.tri_pad);
         Ok(hit.then_some([fa, fb]))
     }
 }
@@ -316,6 +305,7 @@ fn run_query<V, TA, TB>(
     pb: &Pose64,
     opts: &CollideOptions,
     any: Option<&AtomicBool>,
+    hint: Option<[u32; 2]>,
 ) -> Result<Vec<[u32; 2]>, CollideError>
 where
     V: CollisionVolume,
@@ -337,6 +327,12 @@ where
             .fold(0.0, f64::max)
     };
     let mag = world(pa, mag_a).max(world(pb, mag_b));
+    if let Some(flag) = any {
+        if let Some(w) = hint_holds((ma, pa), (mb, pb), hint, opts.margin, mag) {
+            flag.store(true, Ordering::Relaxed);
+            return Ok(vec![w]);
+        }
+    }
     let t = Traversal {
         ma,
         mb,
@@ -346,7 +342,7 @@ where
         pb: *pb,
         map: Mapping::new(pa, mag_a, pb, mag_b, opts.margin),
         margin: opts.margin,
-        tri_pad: opts.margin * (1.0 + 1e-12) + 1e-12 * mag,
+        tri_pad: triangle_pad(opts.margin, mag),
         _v: std::marker::PhantomData,
     };
     if !t.roots_overlap() {
@@ -398,7 +394,9 @@ pub fn try_collide_all_bv<B: CollisionVolume>(
     b: &BvCollisionObject<'_, B>,
     opts: &CollideOptions,
 ) -> Result<Vec<[u32; 2]>, CollideError> {
-    run_query(a.mesh, a.tree, &a.pose, b.mesh, b.tree, &b.pose, opts, None)
+    run_query(
+        a.mesh, a.tree, &a.pose, b.mesh, b.tree, &b.pose, opts, None, None,
+    )
 }
 
 /// Whether any triangle pair intersects (or lies within the margin); stops at the first one.
@@ -417,6 +415,7 @@ pub fn try_collide_any_bv<B: CollisionVolume>(
         &b.pose,
         opts,
         Some(&flag),
+        None,
     )?;
     Ok(flag.into_inner())
 }
@@ -472,6 +471,7 @@ fn run_models(
     b: &ModelObject<'_>,
     opts: &CollideOptions,
     any: Option<&AtomicBool>,
+    hint: Option<[u32; 2]>,
 ) -> Result<Vec<[u32; 2]>, CollideError> {
     use CollisionModel::{Aabb, Obb as O};
     let (ma, pa, mb, pb) = (a.mesh, &a.pose, b.mesh, &b.pose);
@@ -490,15 +490,15 @@ fn run_models(
             match any {
                 None => super::try_collide_all(&oa, &ob, opts),
                 Some(flag) => {
-                    let hit = super::try_collide_any(&oa, &ob, opts)?;
-                    flag.store(hit, Ordering::Relaxed);
-                    Ok(Vec::new())
+                    let w = super::try_collide_any_witness(&oa, &ob, opts, hint)?;
+                    flag.store(w.is_some(), Ordering::Relaxed);
+                    Ok(w.into_iter().collect())
                 }
             }
         }
-        (Aabb(x), O(y)) => run_query(ma, x, pa, mb, y, pb, opts, any),
-        (O(x), Aabb(y)) => run_query(ma, x, pa, mb, y, pb, opts, any),
-        (O(x), O(y)) => run_query(ma, x, pa, mb, y, pb, opts, any),
+        (Aabb(x), O(y)) => run_query(ma, x, pa, mb, y, pb, opts, any, hint),
+        (O(x), Aabb(y)) => run_query(ma, x, pa, mb, y, pb, opts, any, hint),
+        (O(x), O(y)) => run_query(ma, x, pa, mb, y, pb, opts, any, hint),
     }
 }
 
@@ -509,7 +509,7 @@ pub fn try_collide_all_models(
     b: &ModelObject<'_>,
     opts: &CollideOptions,
 ) -> Result<Vec<[u32; 2]>, CollideError> {
-    run_models(a, b, opts, None)
+    run_models(a, b, opts, None, None)
 }
 
 /// Whether any triangle pair of two models intersects; stops at the first one.
@@ -518,9 +518,20 @@ pub fn try_collide_any_models(
     b: &ModelObject<'_>,
     opts: &CollideOptions,
 ) -> Result<bool, CollideError> {
+    Ok(try_collide_any_models_witness(a, b, opts, None)?.is_some())
+}
+
+/// A touching pair of two models if there is one, trying `hint` first (the previous frame's
+/// pair): [`super::try_collide_any_witness`] for models with trees of their choice.
+pub fn try_collide_any_models_witness(
+    a: &ModelObject<'_>,
+    b: &ModelObject<'_>,
+    opts: &CollideOptions,
+    hint: Option<[u32; 2]>,
+) -> Result<Option<[u32; 2]>, CollideError> {
     let flag = AtomicBool::new(false);
-    run_models(a, b, opts, Some(&flag))?;
-    Ok(flag.into_inner())
+    let found = run_models(a, b, opts, Some(&flag), hint)?;
+    Ok(found.first().copied())
 }
 
 /// Every pair `[face of a, face of b]` whose closed world triangles intersect (or lie within

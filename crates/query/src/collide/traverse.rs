@@ -8,12 +8,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use glam::DVec3;
 use gprox_bvh::BvhNode;
 use gprox_geometry::transform::{transform_point, Pose64};
-use gprox_geometry::tri_distance::triangle_distance;
-use gprox_geometry::tri_tri::triangles_intersect;
 
 use super::frame::{box_magnitude, Frame};
 use super::node_test::{Both, Entry, Local, Mapped, NodeTest, Stacks, World};
-use super::{CollideError, CollisionObject, Side};
+use super::{triangle_pad, triangles_touch, CollideError, CollisionObject, Side};
+
+/// Expansions of an early-out query that pick the child pair sharing more volume first
+/// (two-tori collide-any: median frame −16 %; separation proofs, which visit every pair
+/// anyway, +1 % — docs/benchmarks.md, fourth pass).
+const ORDERED_EXPANSIONS: u32 = 32;
 
 /// Reusable per-thread buffers; cache entries are valid when their stamp equals `generation`.
 #[derive(Default)]
@@ -190,7 +193,7 @@ impl<'a, 's> Traversal<'a, 's> {
             b,
             test,
             margin,
-            tri_pad: margin * (1.0 + 1e-12) + 1e-12 * mag,
+            tri_pad: triangle_pad(margin, mag),
             scratch,
             budget,
             identity,
@@ -338,23 +341,43 @@ impl<'a, 's> Traversal<'a, 's> {
             });
             stack.push(e);
         }
-        let res = self.descend(t, &mut stack, sink);
+        // Near the root an early-out query enters the child pair whose boxes share more volume
+        // first (more likely to hold an intersecting pair); deeper, and in a full query, which
+        // visits both anyway, the order is not worth its cost — so the first expansions run in
+        // their own loop and the main loop stays as it was.
+        let ordered_done = sink.any.is_some() && self.descend::<T, true>(t, &mut stack, sink)?;
+        let res = if ordered_done {
+            Ok(true)
+        } else {
+            self.descend::<T, false>(t, &mut stack, sink)
+        };
         *T::stack(&mut self.scratch.stacks) = stack;
-        res
+        res.map(|_| ())
     }
 
+    /// Depth-first descent from the top of `stack`. `ORDERED`: at most [`ORDERED_EXPANSIONS`]
+    /// expansions, each entering the child pair that shares more box volume first; returns
+    /// whether the descent finished (false: the current pair is back on the stack).
     #[inline(always)]
-    fn descend<T: NodeTest>(
+    fn descend<T: NodeTest, const ORDERED: bool>(
         &mut self,
         t: &T,
         stack: &mut Vec<Entry<T::Box>>,
         sink: &mut Sink<'_>,
-    ) -> Result<(), CollideError> {
+    ) -> Result<bool, CollideError> {
         let mut polls = 0u32;
+        let mut expansions = 0u32;
         let Some(mut cur) = stack.pop() else {
-            return Ok(());
+            return Ok(true);
         };
         loop {
+            if ORDERED {
+                if expansions == ORDERED_EXPANSIONS {
+                    stack.push(cur);
+                    return Ok(false);
+                }
+                expansions += 1;
+            }
             if self.budget == 0 {
                 return Err(CollideError::CyclicTree);
             }
@@ -362,10 +385,16 @@ impl<'a, 's> Traversal<'a, 's> {
             if let Some(flag) = sink.any {
                 polls = polls.wrapping_add(1);
                 if polls % 64 == 0 && flag.load(Ordering::Relaxed) {
-                    return Ok(());
+                    return Ok(true);
                 }
             }
             let next = match self.step(t, &cur)? {
+                Step::Inner(Some(l), Some(r))
+                    if ORDERED && self.shared(t, &r) > self.shared(t, &l) =>
+                {
+                    stack.push(l);
+                    Some(r)
+                }
                 Step::Inner(Some(l), r) => {
                     stack.extend(r);
                     Some(l)
@@ -374,20 +403,27 @@ impl<'a, 's> Traversal<'a, 's> {
                 Step::Inner(None, None) => None,
                 Step::Leaf => {
                     if let Some(faces) = self.leaf_pair([cur.i, cur.j])? {
+                        sink.pairs.push(faces);
                         if let Some(flag) = sink.any {
                             flag.store(true, Ordering::Relaxed);
-                            return Ok(());
+                            return Ok(true);
                         }
-                        sink.pairs.push(faces);
                     }
                     None
                 }
             };
             cur = match next.or_else(|| stack.pop()) {
                 Some(e) => e,
-                None => return Ok(()),
+                None => return Ok(true),
             };
         }
+    }
+
+    /// [`NodeTest::shared_volume`] of an overlapping pair.
+    #[inline(always)]
+    fn shared<T: NodeTest>(&self, t: &T, e: &Entry<T::Box>) -> f32 {
+        let (an, bn) = (&self.a.bvh.nodes, &self.b.bvh.nodes);
+        t.shared_volume(&an[e.i as usize].aabb, &bn[e.j as usize].aabb, &e.m)
     }
 
     /// World corners of face `f` of one side, through the vertex cache.
@@ -429,22 +465,6 @@ impl<'a, 's> Traversal<'a, 's> {
     pub(crate) fn face_pair(&mut self, fa: u32, fb: u32) -> Result<Option<[u32; 2]>, CollideError> {
         let ta = self.world_triangle(Side::A, fa)?;
         let tb = self.world_triangle(Side::B, fb)?;
-        // Exact prefilter: the world triangles' own boxes (comparisons of f64 values are exact).
-        let pad = if self.margin > 0.0 { self.tri_pad } else { 0.0 };
-        let lo = |t: &[DVec3; 3]| t[0].min(t[1]).min(t[2]);
-        let hi = |t: &[DVec3; 3]| t[0].max(t[1]).max(t[2]);
-        let (la, ha, lb, hb) = (lo(&ta), hi(&ta), lo(&tb), hi(&tb));
-        if pad == 0.0 {
-            if la.cmpgt(hb).any() || lb.cmpgt(ha).any() {
-                return Ok(None);
-            }
-            Ok(triangles_intersect(&ta, &tb).then_some([fa, fb]))
-        } else {
-            if (la - hb).cmpgt(DVec3::splat(pad)).any() || (lb - ha).cmpgt(DVec3::splat(pad)).any()
-            {
-                return Ok(None);
-            }
-            Ok((triangle_distance(&ta, &tb).distance <= self.margin).then_some([fa, fb]))
-        }
+        Ok(triangles_touch(&ta, &tb, self.margin, self.tri_pad).then_some([fa, fb]))
     }
 }

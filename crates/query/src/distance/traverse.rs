@@ -126,8 +126,11 @@ impl<B: BoundingVolume> Ctx<'_, B> {
     }
 
     fn leaf_pair(&self, a: u32, b: u32) -> Best {
-        let ta = self.an[a as usize].left;
-        let tb = self.bn[b as usize].left;
+        self.face_pair(self.an[a as usize].left, self.bn[b as usize].left)
+    }
+
+    /// The exact distance of face `ta` of A and face `tb` of B.
+    fn face_pair(&self, ta: u32, tb: u32) -> Best {
         let x = transform_triangle(&self.pose_a, self.am.triangle(ta as usize));
         let y = transform_triangle(&self.pose_b, self.bm.triangle(tb as usize));
         let r = triangle_distance(&x, &y);
@@ -285,10 +288,13 @@ impl<B: BoundingVolume> Ctx<'_, B> {
     }
 }
 
+/// The query; `hint` (a face pair, e.g. the previous frame's witness) gives a first upper
+/// bound when it is nearer than the greedy descent's.
 pub(super) fn run<B: BoundingVolume>(
     a: &DistanceObject<'_, B>,
     b: &DistanceObject<'_, B>,
     options: &DistanceOptions,
+    hint: Option<[u32; 2]>,
 ) -> DistanceResult {
     let (ma, ta) = pose_parts(&a.pose);
     let (mb, tb) = pose_parts(&b.pose);
@@ -320,7 +326,14 @@ pub(super) fn run<B: BoundingVolume>(
         threshold: options.threshold.unwrap_or(f64::INFINITY),
         has_threshold: options.threshold.is_some(),
     };
-    let first = ctx.greedy();
+    let greedy = ctx.greedy();
+    let hinted = hint
+        .filter(|h| (h[0] as usize) < a.mesh.face_count() && (h[1] as usize) < b.mesh.face_count())
+        .map(|[ta, tb]| ctx.face_pair(ta, tb));
+    let first = match hinted {
+        Some(h) if h.d < greedy.d => h,
+        _ => greedy,
+    };
     let shared = Shared {
         upper: AtomicU64::new(first.d.to_bits()),
         best: Mutex::new(first),

@@ -138,11 +138,19 @@ impl TraversalBuffers {
 /// Exact test of the two triangles (diagonal 00–11) of quad `qa` of `a` against those of quad
 /// `qb` of `b` (exact mode's leaf test).
 pub fn quads_intersect(a: &GeometryImage, qa: [u32; 2], b: &GeometryImage, qb: [u32; 2]) -> bool {
-    let tris = |img: &GeometryImage, q: [u32; 2]| {
-        let c = img.quad(q[0] as usize, q[1] as usize).map(|p| p.as_dvec3());
+    let quad = |img: &GeometryImage, q: [u32; 2]| img.quad(q[0] as usize, q[1] as usize);
+    quad_corners_intersect(quad(a, qa), quad(b, qb))
+}
+
+/// [`quads_intersect`] on two quads given by their corners (order 00, 10, 01, 11): whether a
+/// triangle (00 10 11 or 00 11 01) of one meets one of the other, decided exactly. The device
+/// (`gprox_cuda`) hands the corners of the pairs its filtered test leaves undecided to this.
+pub fn quad_corners_intersect(a: [Vec3; 4], b: [Vec3; 4]) -> bool {
+    let tris = |q: [Vec3; 4]| {
+        let c = q.map(|p| p.as_dvec3());
         [[c[0], c[1], c[3]], [c[0], c[3], c[2]]]
     };
-    let (ta, tb): ([[DVec3; 3]; 2], [[DVec3; 3]; 2]) = (tris(a, qa), tris(b, qb));
+    let (ta, tb): ([[DVec3; 3]; 2], [[DVec3; 3]; 2]) = (tris(a), tris(b));
     ta.iter()
         .any(|x| tb.iter().any(|y| triangles_intersect(x, y)))
 }

@@ -379,21 +379,27 @@ impl Plan {
         parts: Vec<Part>,
         depths: Option<&[Surface<'_, '_>; 2]>,
     ) -> Intersection {
+        let mut samples = sorted_samples(&parts, &self.lattice);
+        if let Some(sf) = depths {
+            fill_depths(sf, &self.lattice, &mut samples);
+        }
+        self.finish(&parts, samples)
+    }
+
+    /// The result from the parts of every tile and their intersection samples in the order of
+    /// [`sorted_samples`], their surface points filled in.
+    pub(super) fn finish(self, parts: &[Part], samples: Vec<IntersectionSample>) -> Intersection {
         let mut out = Intersection {
             lattice: self.lattice,
             regions: self.regions,
-            samples: Vec::new(),
+            samples,
             count: 0,
             uncertain: 0,
             contacts: Vec::new(),
         };
-        for p in &parts {
+        for p in parts {
             out.count += p.count;
             out.uncertain += p.uncertain;
-        }
-        if let Some(sf) = depths {
-            out.samples = sorted_samples(&parts, &out.lattice);
-            fill_depths(sf, &out.lattice, &mut out.samples);
         }
         out.contacts = contacts(&out.samples);
         out
@@ -407,7 +413,7 @@ const SERIAL: usize = 1 << 14;
 /// The samples of every part by region, then lattice order (their surface points unset): their
 /// keys (region, `z`, `y`, `x`) with their places are sorted (in parallel when there are many),
 /// then the samples are made in place in an output of the final size.
-fn sorted_samples(parts: &[Part], lattice: &Lattice) -> Vec<IntersectionSample> {
+pub(super) fn sorted_samples(parts: &[Part], lattice: &Lattice) -> Vec<IntersectionSample> {
     const UNSET: SurfacePoint = SurfacePoint {
         distance: f64::NAN,
         point: DVec3::NAN,
@@ -455,7 +461,11 @@ fn sorted_samples(parts: &[Part], lattice: &Lattice) -> Vec<IntersectionSample> 
 /// Fills in the surface points of `samples` (sorted by region, then lattice order) in
 /// parallel: in runs of whole slabs of depth blocks (a region and `BLOCK` layers of the
 /// slowest axis), so that no block is split between two runs.
-fn fill_depths(sf: &[Surface<'_, '_>; 2], lattice: &Lattice, samples: &mut [IntersectionSample]) {
+pub(super) fn fill_depths(
+    sf: &[Surface<'_, '_>; 2],
+    lattice: &Lattice,
+    samples: &mut [IntersectionSample],
+) {
     /// Fewest samples per run (fewer runs, fewer block searches at their seams).
     const RUN: usize = 8192;
     let slab = |s: &IntersectionSample| (s.region, cell_order(s.cell).0 / BLOCK);

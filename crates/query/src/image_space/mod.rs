@@ -67,6 +67,7 @@ mod near;
 mod region;
 mod self_volume;
 mod sweep;
+mod sweep_depths;
 
 pub use contact::{separation, Contact, Separation};
 pub use field::{distance_field, DistanceField, DistanceSample};
@@ -74,6 +75,7 @@ pub use intersect::{intersect, Intersection, IntersectionSample, SurfacePoint};
 pub use lattice::{CellBox, Lattice};
 pub use self_volume::{self_intersection_volume, SelfIntersection};
 pub use sweep::{IntersectionSweep, SweepOutcome, SweepTile};
+pub use sweep_depths::{SweepSamples, UNDECIDED_FACE};
 
 use crate::collide::{CollisionObject, Side};
 use crate::penetration::{self, PenetrationError};
@@ -145,6 +147,14 @@ pub enum ImageSpaceError {
         /// Codes the sweep has.
         expected: u64,
         /// Codes given.
+        got: u64,
+    },
+    /// [`SweepSamples::finish`] got the wrong number of surface points for a mesh.
+    #[error("the intersection samples need {expected} surface points per mesh, got {got}")]
+    BadDepths {
+        /// Samples that want depths.
+        expected: u64,
+        /// Surface points given.
         got: u64,
     },
     /// The query would sweep more cells than [`ImageSpaceOptions::max_cells`].

@@ -5,8 +5,9 @@ use rayon::prelude::*;
 use std::borrow::Cow;
 
 use super::column::{ColumnScratch, ColumnTile, Sample};
-use super::intersect::{surfaces, Intersection, Part, Plan};
+use super::intersect::{Intersection, Part, Plan};
 use super::lattice::{CellBox, Lattice};
+use super::sweep_depths::SweepSamples;
 use super::{prepare, ImageSpaceError, ImageSpaceOptions, SAMPLE_UNDECIDED};
 use crate::collide::{CollisionObject, Side};
 use crate::world::World;
@@ -88,6 +89,9 @@ pub struct SweepOutcome {
     pub intersection: Intersection,
     /// Columns (per mesh) whose codes were undecided and were classified on the CPU.
     pub host_columns: u64,
+    /// Depths (per sample and mesh) computed on the CPU: all of them when
+    /// [`SweepSamples::finish`] got none, else those the backend left undecided.
+    pub host_depths: u64,
 }
 
 impl<'a> IntersectionSweep<'a> {
@@ -161,8 +165,17 @@ impl<'a> IntersectionSweep<'a> {
     }
 
     /// The result from the codes of every sample (layout: [`IntersectionSweep::code_offsets`]);
-    /// undecided columns are classified here. Errors when `codes` has the wrong length.
+    /// undecided columns are classified here, and every sample's depths computed on the CPU.
+    /// Errors when `codes` has the wrong length.
     pub fn finish(self, codes: &[u8]) -> Result<SweepOutcome, ImageSpaceError> {
+        self.classify(codes)?.finish(None)
+    }
+
+    /// The samples inside both meshes from the codes of every sample (layout:
+    /// [`IntersectionSweep::code_offsets`]; undecided columns are classified here), their
+    /// depths still to come ([`SweepSamples::finish`]). Errors when `codes` has the wrong
+    /// length.
+    pub fn classify(self, codes: &[u8]) -> Result<SweepSamples<'a>, ImageSpaceError> {
         let total = *self.offsets.last().unwrap_or(&0);
         if codes.len() as u64 != total {
             return Err(ImageSpaceError::BadCodes {
@@ -172,8 +185,7 @@ impl<'a> IntersectionSweep<'a> {
         }
         let (wa, wb) = (&self.wa, &self.wb);
         let lattice = self.plan.lattice;
-        let sf = surfaces(wa, wb, self.depths, &self.plan.jobs);
-        let depths = sf.as_ref();
+        let depths = self.depths && !self.plan.jobs.is_empty();
         let done: Vec<(Part, u64)> = self
             .plan
             .jobs
@@ -209,17 +221,17 @@ impl<'a> IntersectionSweep<'a> {
                         }
                     }
                 }
-                let part = Part::from_codes(job, [&sides[0], &sides[1]], depths.is_some());
+                let part = Part::from_codes(job, [&sides[0], &sides[1]], depths);
                 (part, host)
             })
             .collect();
         let host_columns = done.iter().map(|d| d.1).sum();
-        let intersection = self
-            .plan
-            .assemble(done.into_iter().map(|d| d.0).collect(), depths);
-        Ok(SweepOutcome {
-            intersection,
+        let parts = done.into_iter().map(|d| d.0).collect();
+        Ok(SweepSamples::new(
+            [self.wa, self.wb],
+            self.plan,
+            parts,
             host_columns,
-        })
+        ))
     }
 }

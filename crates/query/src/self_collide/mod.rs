@@ -287,7 +287,7 @@ fn run(
             traverse::self_leaves_pruned(bvh, overlap, leaves, skip, &mut leaf);
         }
     }
-    pairs.sort_unstable();
+    crate::pairs::sort_pairs(&mut pairs);
     pairs.dedup();
     SelfCollisions {
         pairs,

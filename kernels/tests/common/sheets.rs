@@ -1,0 +1,53 @@
+//! Sheets and images shared by the geometry-image kernel tests.
+#![allow(dead_code)]
+
+use gprox_geometry::freeform::trimmed::{LoopRole, TrimLoop};
+use gprox_geometry::freeform::{NurbsSurface, TrimmedFace};
+use gprox_geometry::glam::{DVec2, DVec3};
+use gprox_geometry::transform::Pose64;
+use gprox_query::geometry_image::GeometryImage;
+
+/// A bicubic Bézier patch over [0,1]² with heights `h(i, j)` on its 4 × 4 net, moved by `shift`.
+pub fn patch(h: impl Fn(usize, usize) -> f64, shift: DVec3) -> NurbsSurface {
+    let pts = (0..16)
+        .map(|k| {
+            let (i, j) = (k / 4, k % 4);
+            DVec3::new(i as f64 / 3.0, j as f64 / 3.0, h(i, j)) + shift
+        })
+        .collect();
+    NurbsSurface::bezier([3, 3], pts, None).unwrap()
+}
+
+/// `surface` with a polygonal hole (clockwise corners in (u, v)).
+pub fn with_hole(surface: NurbsSurface, hole: &[DVec2]) -> TrimmedFace {
+    let mut loops = TrimmedFace::untrimmed(surface.clone())
+        .unwrap()
+        .loops()
+        .to_vec();
+    loops.push(TrimLoop::polygon(LoopRole::Hole, hole).unwrap());
+    TrimmedFace::new(surface, loops).unwrap()
+}
+
+/// The image of `face` (id `id`) at accuracy `eps`, unposed, unclipped.
+pub fn image(id: u32, face: &TrimmedFace, eps: f64) -> GeometryImage {
+    GeometryImage::generate(id, face, &Pose64::IDENTITY, eps, None)
+        .unwrap()
+        .unwrap()
+}
+
+/// Heights of a wave on the 4 × 4 net at time `t`.
+pub fn wave(t: f64, amp: f64) -> impl Fn(usize, usize) -> f64 {
+    move |i, j| amp * ((i as f64 + 2.0 * t) * 1.7).sin() * ((j as f64 - t) * 1.1).cos()
+}
+
+/// Radix passes of the leaf pair keys of `a` against `b`: bytes of the four quad index fields
+/// (and exact mode's undecided bit).
+pub fn key_passes(a: &GeometryImage, b: &GeometryImage, exact: bool) -> u64 {
+    let bits = |n: usize| u64::from(usize::BITS - (n - 1).leading_zeros());
+    let total = bits(a.width() - 1)
+        + bits(a.height() - 1)
+        + bits(b.width() - 1)
+        + bits(b.height() - 1)
+        + u64::from(exact);
+    total.div_ceil(8).max(1)
+}
