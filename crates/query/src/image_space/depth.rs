@@ -30,7 +30,7 @@ use super::lattice::Lattice;
 use crate::world::World;
 
 /// Edge of a block, in cells.
-const BLOCK: u32 = 4;
+pub(super) const BLOCK: u32 = 4;
 
 /// Relative margin of every pruning bound (in units of the coordinates' magnitude): far above
 /// the rounding of box, plane and point–triangle distances.
@@ -86,12 +86,28 @@ pub(crate) struct DepthScratch {
     fill: Vec<usize>,
     stack: Vec<(u32, f64)>,
     walk: Vec<u32>,
+    /// The candidates, padded with `u32::MAX` to a multiple of [`LANES`].
     faces: Vec<u32>,
-    /// Per candidate: its plane and its three edges' in-plane outward planes (unit normal
-    /// and offset each), structure of arrays.
-    planes: [Vec<f64>; 16],
-    bound: Vec<f64>,
+    /// Their bound coefficients, [`LANES`] candidates per pack.
+    packs: Vec<Pack>,
+    bound: Vec<[f64; LANES]>,
+    /// Which candidates have a bound under the first cut, 64 per word.
+    under: Vec<u64>,
 }
+
+/// Candidates per pack of bound coefficients (one AVX2 register of `f64`).
+const LANES: usize = 4;
+
+/// The bound coefficients ([`bounds`]) of [`LANES`] candidates: coefficient `k` of lane `l` at
+/// `[k][l]`, so that the bound pass runs on whole registers with no remainder loop.
+type Pack = [[f64; LANES]; 16];
+
+/// A pack with no candidates: plane offset `−∞` makes every lane's bound `+∞`.
+const EMPTY_PACK: Pack = {
+    let mut p = [[0.0; LANES]; 16];
+    p[3] = [f64::NEG_INFINITY; LANES];
+    p
+};
 
 /// The nearest point of `w`'s surface to the sample of every cell of `cells` (same order),
 /// written to `out` (cleared first).
@@ -168,7 +184,7 @@ pub(crate) fn surface_points(
         }
     }
     let table = w.table(cells.len());
-    let mut seed: Option<u32> = None;
+    let mut seed: Option<(u32, DVec3)> = None;
     for b in 0..s.start.len() - 1 {
         let idx = &order[s.start[b]..s.start[b + 1]];
         if !idx.is_empty() {
@@ -186,16 +202,17 @@ pub(crate) fn surface_points(
     s.order = order;
 }
 
-/// The samples `idx` of one block; `seed` is a face near them. Returns the last sample's face.
+/// The samples `idx` of one block; `seed` is the last face found in the previous block and that
+/// block's centre. Returns the last sample's face and this block's centre.
 fn run_block(
     (w, table): (&World<'_>, Option<&[[f64; 16]]>),
     lattice: &Lattice,
     cells: &[[u32; 3]],
     idx: &[u32],
-    seed: Option<u32>,
+    seed: Option<(u32, DVec3)>,
     s: &mut DepthScratch,
     out: &mut [SurfacePoint],
-) -> u32 {
+) -> (u32, DVec3) {
     let (mut lo, mut hi) = (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY));
     for &i in idx {
         let p = lattice.center(cells[i as usize]);
@@ -204,22 +221,34 @@ fn run_block(
     }
     let c = 0.5 * (lo + hi);
     let r = 0.5 * (hi - lo).length();
-    let seeds = seed.as_slice();
-    let centre = w.nearest(c, seeds, &mut s.stack);
+    // An upper bound `D` of the nearest distance at `c` (any bound keeps the block's search
+    // exact, a tight one keeps its candidates few): next to the previous block, the distance to
+    // its last face (nearly always within a cell or two of the nearest); else a tree search.
+    let centre = match seed {
+        Some((f, at)) if at.distance(c) <= 2.0 * f64::from(BLOCK) * lattice.spacing => {
+            let (distance, _) = point_triangle_distance(c, &w.triangle(f));
+            (distance, f)
+        }
+        _ => {
+            let seeds = seed.map(|x| [x.0]);
+            let n = w.nearest(c, seeds.as_ref().map_or(&[], |x| x), &mut s.stack);
+            (n.distance, n.face)
+        }
+    };
     let scale = w.magnitude + lo.abs().max(hi.abs()).max_element();
-    let reach = (centre.distance + r) * (1.0 + MARGIN) + MARGIN * scale;
+    let reach = (centre.0 + r) * (1.0 + MARGIN) + MARGIN * scale;
     // A face nearest to a sample p of the block has d(c) − r ≤ d(p) ≤ D + r: its bound at c
     // is at most D + 2r.
-    let keep = (centre.distance + 2.0 * r) * (1.0 + MARGIN) + MARGIN * scale;
+    let keep = (centre.0 + 2.0 * r) * (1.0 + MARGIN) + MARGIN * scale;
     gather(w, table, [lo, hi], reach, (c, keep * keep), s);
-    let mut last = centre.face;
+    let mut last = centre.1;
     for &i in idx {
         let p = lattice.center(cells[i as usize]);
         let best = nearest_among(w, p, last, scale, s);
         last = best.face;
         out[i as usize] = best;
     }
-    last
+    (last, c)
 }
 
 /// Collects into `s` every face of `w` whose box is within `reach` of the box `[lo, hi]` and
@@ -234,7 +263,7 @@ fn gather(
     s: &mut DepthScratch,
 ) {
     s.faces.clear();
-    s.planes.iter_mut().for_each(Vec::clear);
+    s.packs.clear();
     let cut = reach * reach;
     let gap = |n: &crate::world::Node| {
         let d = (n.lo - hi).max(lo - n.hi).max(DVec3::ZERO);
@@ -263,11 +292,17 @@ fn gather(
         if lower_bound2(b, c) > keep2 {
             continue;
         }
-        s.faces.push(n.left);
-        for (k, &x) in b.iter().enumerate() {
-            s.planes[k].push(x);
+        let lane = s.faces.len() % LANES;
+        if lane == 0 {
+            s.packs.push(EMPTY_PACK);
         }
+        let pack = s.packs.last_mut().expect("a pack per lane group");
+        for (k, &x) in b.iter().enumerate() {
+            pack[k][lane] = x;
+        }
+        s.faces.push(n.left);
     }
+    s.faces.resize(s.packs.len() * LANES, u32::MAX);
 }
 
 /// The squared lower bound of [`bounds`] at `p`.
@@ -321,33 +356,19 @@ fn nearest_among(
         face: warm,
     };
     let margin = MARGIN * scale;
-    // Lower bounds of the candidates' distances (squared; see `bounds`), in one pass the
-    // compiler vectorises.
-    let n = s.faces.len();
-    let pl: [&[f64]; 16] = std::array::from_fn(|k| &s.planes[k][..n]);
-    s.bound.clear();
-    s.bound.resize(n, 0.0);
-    let bound = &mut s.bound[..n];
-    for j in 0..n {
-        let dot =
-            |k: usize| pl[k][j] * p.x + pl[k + 1][j] * p.y + pl[k + 2][j] * p.z - pl[k + 3][j];
-        let (h, e) = (dot(0), dot(4).max(dot(8)).max(dot(12)).max(0.0));
-        bound[j] = h * h + e * e;
-    }
+    // Lower bounds of the candidates' distances (squared; see `bounds`) and which are under
+    // the first cut, in one vectorised pass; then the few set bits with the current cut.
     let mut cut = (best.distance + margin).powi(2);
-    // The candidates under the first cut, 64 at a time as a bit mask (branch-free), then the
-    // few set bits with the current cut.
-    for (at, chunk) in bound.chunks(64).enumerate() {
-        let first = cut;
-        let mut mask = chunk
-            .iter()
-            .enumerate()
-            .fold(0u64, |m, (j, &lb)| m | u64::from(lb <= first) << j);
+    s.bound.clear();
+    s.bound.resize(s.packs.len(), [f64::INFINITY; LANES]);
+    lower_bounds(&s.packs, p, cut, &mut s.bound, &mut s.under);
+    for (at, &word) in s.under.iter().enumerate() {
+        let mut mask = word;
         while mask != 0 {
             let j = 64 * at + mask.trailing_zeros() as usize;
             mask &= mask - 1;
             let f = s.faces[j];
-            if bound[j] > cut || f == best.face {
+            if s.bound[j / LANES][j % LANES] > cut || f == best.face {
                 continue;
             }
             let (d, q) = point_triangle_distance(p, &w.triangle(f));
@@ -362,4 +383,186 @@ fn nearest_among(
         }
     }
     best
+}
+
+/// Packs per word of [`DepthScratch::under`].
+const PACKS_PER_WORD: usize = 64 / LANES;
+
+/// The squared lower bounds ([`bounds`]) at `p` of the candidates of `packs`, into `bound`
+/// (same length), and into `under` (cleared first) one bit per candidate, set when its bound
+/// is at most `cut`: whole registers, four lanes wide where the CPU has AVX2 (the same
+/// operations in the same order either way, so the same values).
+fn lower_bounds(
+    packs: &[Pack],
+    p: DVec3,
+    cut: f64,
+    bound: &mut [[f64; LANES]],
+    under: &mut Vec<u64>,
+) {
+    under.clear();
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (checked just above).
+        return unsafe { lower_bounds_avx2(packs, p, cut, bound, under) };
+    }
+    lower_bounds_plain(packs, p, cut, bound, under);
+}
+
+/// [`lower_bounds`] with AVX2 intrinsics: one register per coefficient of a pack, the
+/// operations of [`lower_bounds_plain`] in its order (`vmaxpd` is its comparison `max`,
+/// `vcmppd` with `LE_OQ` its `<=`).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn lower_bounds_avx2(
+    packs: &[Pack],
+    p: DVec3,
+    cut: f64,
+    bound: &mut [[f64; LANES]],
+    under: &mut Vec<u64>,
+) {
+    use std::arch::x86_64::{
+        _mm256_add_pd, _mm256_cmp_pd, _mm256_loadu_pd, _mm256_max_pd, _mm256_movemask_pd,
+        _mm256_mul_pd, _mm256_set1_pd, _mm256_setzero_pd, _mm256_storeu_pd, _mm256_sub_pd,
+        _CMP_LE_OQ,
+    };
+    let (px, py, pz) = (
+        _mm256_set1_pd(p.x),
+        _mm256_set1_pd(p.y),
+        _mm256_set1_pd(p.z),
+    );
+    let cut = _mm256_set1_pd(cut);
+    // SAFETY: an unaligned load of four `f64`s from an array of four.
+    let load = |x: &[f64; LANES]| unsafe { _mm256_loadu_pd(x.as_ptr()) };
+    let mut word = 0u64;
+    for (i, (c, out)) in packs.iter().zip(bound.iter_mut()).enumerate() {
+        // `c[k]·p − c[k + 3]` on the four lanes.
+        macro_rules! dot {
+            ($k:expr) => {
+                _mm256_sub_pd(
+                    _mm256_add_pd(
+                        _mm256_add_pd(
+                            _mm256_mul_pd(load(&c[$k]), px),
+                            _mm256_mul_pd(load(&c[$k + 1]), py),
+                        ),
+                        _mm256_mul_pd(load(&c[$k + 2]), pz),
+                    ),
+                    load(&c[$k + 3]),
+                )
+            };
+        }
+        let h = dot!(0);
+        let e = _mm256_max_pd(
+            _mm256_max_pd(_mm256_max_pd(dot!(4), dot!(8)), dot!(12)),
+            _mm256_setzero_pd(),
+        );
+        let b = _mm256_add_pd(_mm256_mul_pd(h, h), _mm256_mul_pd(e, e));
+        // SAFETY: an unaligned store of four `f64`s into an array of four.
+        unsafe { _mm256_storeu_pd(out.as_mut_ptr(), b) };
+        let bits = _mm256_movemask_pd(_mm256_cmp_pd::<_CMP_LE_OQ>(b, cut)) as u64;
+        word |= bits << (LANES * (i % PACKS_PER_WORD));
+        if i % PACKS_PER_WORD == PACKS_PER_WORD - 1 {
+            under.push(word);
+            word = 0;
+        }
+    }
+    if packs.len() % PACKS_PER_WORD != 0 {
+        under.push(word);
+    }
+}
+
+/// [`lower_bounds`] for any CPU. The maxima are comparisons (`a > b ? a : b`, like
+/// `vmaxpd`); a NaN coefficient could only lower a bound.
+fn lower_bounds_plain(
+    packs: &[Pack],
+    p: DVec3,
+    cut: f64,
+    bound: &mut [[f64; LANES]],
+    under: &mut Vec<u64>,
+) {
+    let max = |a: f64, b: f64| if a > b { a } else { b };
+    let mut word = 0u64;
+    for (i, (c, out)) in packs.iter().zip(bound.iter_mut()).enumerate() {
+        for l in 0..LANES {
+            let dot =
+                |k: usize| c[k][l] * p.x + c[k + 1][l] * p.y + c[k + 2][l] * p.z - c[k + 3][l];
+            let h = dot(0);
+            let e = max(max(max(dot(4), dot(8)), dot(12)), 0.0);
+            out[l] = h * h + e * e;
+            word |= u64::from(out[l] <= cut) << (LANES * (i % PACKS_PER_WORD) + l);
+        }
+        if i % PACKS_PER_WORD == PACKS_PER_WORD - 1 {
+            under.push(word);
+            word = 0;
+        }
+    }
+    if packs.len() % PACKS_PER_WORD != 0 {
+        under.push(word);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The packed bound pass against its definition: every lane's value is the scalar bound of
+    //! [`lower_bound2`] (bit for bit, on the dispatched and the plain paths), never above the
+    //! exact point–triangle distance, and the mask marks exactly the lanes under the cut.
+
+    use super::*;
+    use proptest::prelude::*;
+
+    fn point() -> impl Strategy<Value = DVec3> {
+        prop::array::uniform3(-2.0f64..2.0).prop_map(DVec3::from_array)
+    }
+
+    /// Packs of `tris` (the empty lanes padded) and both passes' outputs at `p`.
+    #[allow(clippy::type_complexity)]
+    fn passes(tris: &[[DVec3; 3]], p: DVec3, cut: f64) -> ([Vec<[f64; LANES]>; 2], [Vec<u64>; 2]) {
+        let mut packs = Vec::new();
+        for (j, t) in tris.iter().enumerate() {
+            if j % LANES == 0 {
+                packs.push(EMPTY_PACK);
+            }
+            let b = bounds(*t);
+            let pack: &mut Pack = packs.last_mut().unwrap();
+            for (k, &x) in b.iter().enumerate() {
+                pack[k][j % LANES] = x;
+            }
+        }
+        let mut bound = [
+            vec![[0.0; LANES]; packs.len()],
+            vec![[0.0; LANES]; packs.len()],
+        ];
+        let mut under = [vec![7], vec![7]];
+        let [b0, b1] = &mut bound;
+        let [u0, u1] = &mut under;
+        lower_bounds(&packs, p, cut, b0, u0);
+        u1.clear();
+        lower_bounds_plain(&packs, p, cut, b1, u1);
+        (bound, under)
+    }
+
+    proptest! {
+        #[test]
+        fn packed_bounds_are_the_scalar_bounds(
+            tris in prop::collection::vec(prop::array::uniform3(point()), 0..70),
+            p in point(),
+            cut in 0.0f64..4.0,
+        ) {
+            let (bound, under) = passes(&tris, p, cut);
+            prop_assert_eq!(&bound[0], &bound[1]);
+            prop_assert_eq!(&under[0], &under[1]);
+            prop_assert_eq!(under[0].len(), tris.len().div_ceil(64));
+            for (j, t) in tris.iter().enumerate() {
+                let lb = bound[0][j / LANES][j % LANES];
+                prop_assert_eq!(lb.to_bits(), lower_bound2(&bounds(*t), p).to_bits());
+                let (d, _) = point_triangle_distance(p, t);
+                prop_assert!(lb.sqrt() <= d * (1.0 + 1e-12) + 1e-12, "bound {} > {}", lb.sqrt(), d);
+                prop_assert_eq!(under[0][j / 64] >> (j % 64) & 1 == 1, lb <= cut);
+            }
+            // Padding lanes are never under the cut.
+            for j in tris.len()..bound[0].len() * LANES {
+                prop_assert!(bound[0][j / LANES][j % LANES] == f64::INFINITY);
+                prop_assert_eq!(under[0].get(j / 64).map_or(0, |w| w >> (j % 64) & 1), 0);
+            }
+        }
+    }
 }

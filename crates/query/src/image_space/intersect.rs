@@ -7,7 +7,7 @@ use rayon::prelude::*;
 
 use super::column::{ColumnScratch, ColumnTile, Sample};
 use super::contact::{contacts, Contact};
-use super::depth::{surface_points, DepthScratch, Surface};
+use super::depth::{surface_points, DepthScratch, Surface, BLOCK};
 use super::lattice::{cell_order, jobs, merge_disjoint, CellBox, Job, Lattice};
 use super::{
     check_cells, prepare, region, ImageSpaceError, ImageSpaceOptions, SAMPLE_INSIDE, SAMPLE_NEAR,
@@ -127,7 +127,10 @@ impl Intersection {
 pub(super) struct Part {
     pub(super) count: u64,
     pub(super) uncertain: u64,
-    pub(super) samples: Vec<IntersectionSample>,
+    /// Its region.
+    region: u32,
+    /// The cells of its intersection samples (when depths are asked), column after column.
+    cells: Vec<[u32; 3]>,
 }
 
 /// The nearest point of `w`'s surface to `p`; `seeds` (faces likely near, e.g. the previous
@@ -146,7 +149,8 @@ pub(crate) fn surface_point(
     }
 }
 
-/// Reusable buffers of the per-sample depths of a tile.
+/// Reusable buffers of the per-sample depths of a tile (one per worker, reused across its
+/// tiles: a deep frame then allocates and faults in these pages once, not per tile).
 #[derive(Default)]
 pub(super) struct DepthBuffers {
     scratch: DepthScratch,
@@ -185,39 +189,71 @@ pub(super) fn surfaces<'w, 'a>(
     (depths && !jobs.is_empty()).then(|| [Surface::new(wa), Surface::new(wb)])
 }
 
+/// Reusable buffers of a worker's tiles.
+#[derive(Default)]
+struct TileBuffers {
+    column: ColumnScratch,
+    samples: [Vec<Sample>; 2],
+    /// The codes of every column of the tile, against A and against B.
+    codes: [Vec<u8>; 2],
+}
+
 fn run_tile(
     wa: &World<'_>,
     wb: &World<'_>,
     lattice: &Lattice,
     job: &Job,
-    depths: Option<&[Surface<'_, '_>; 2]>,
+    depths: bool,
+    buf: &mut TileBuffers,
 ) -> Part {
     let ta = ColumnTile::new(wa, lattice, job.k, &job.tile);
     let tb = ColumnTile::new(wb, lattice, job.k, &job.tile);
-    let (mut ca, mut cb) = (Vec::<Sample>::new(), Vec::<Sample>::new());
-    let (mut codes_a, mut codes_b) = (Vec::<u8>::new(), Vec::<u8>::new());
-    let mut scratch = ColumnScratch::default();
-    let mut part = Part::default();
+    let TileBuffers {
+        column,
+        samples: [ca, cb],
+        codes: [codes_a, codes_b],
+    } = buf;
+    codes_a.clear();
+    codes_b.clear();
     for (cu, cv) in job.columns() {
-        ta.column(cu, cv, &mut ca, &mut scratch);
-        tb.column(cu, cv, &mut cb, &mut scratch);
-        codes_a.clear();
+        ta.column(cu, cv, ca, column);
+        tb.column(cu, cv, cb, column);
         codes_a.extend(ca.iter().map(Sample::code));
-        codes_b.clear();
         codes_b.extend(cb.iter().map(Sample::code));
-        let col = Column {
-            job,
-            cu,
-            cv,
-            a: &codes_a,
-            b: &codes_b,
+    }
+    Part::from_codes(job, [codes_a, codes_b], depths)
+}
+
+impl Part {
+    /// The part of the tile `job` from the codes of all its columns (column after column,
+    /// `len` each) against A and B; the intersection samples (when `depths`) reserved at their
+    /// exact number.
+    pub(super) fn from_codes(job: &Job, [a, b]: [&[u8]; 2], depths: bool) -> Self {
+        let mut part = Part {
+            region: job.region,
+            ..Part::default()
         };
-        col.accumulate(lattice, depths.is_some(), &mut part);
+        if depths {
+            let both = a
+                .iter()
+                .zip(b)
+                .filter(|&(&x, &y)| x & y & SAMPLE_INSIDE != 0)
+                .count();
+            part.cells.reserve_exact(both);
+        }
+        let len = (job.tile.hi[job.k] - job.tile.lo[job.k]) as usize;
+        for (c, (cu, cv)) in job.columns().enumerate() {
+            let col = Column {
+                job,
+                cu,
+                cv,
+                a: &a[c * len..(c + 1) * len],
+                b: &b[c * len..(c + 1) * len],
+            };
+            col.accumulate(depths, &mut part);
+        }
+        part
     }
-    if let Some(sf) = depths {
-        DepthBuffers::default().fill(sf, lattice, &mut part.samples);
-    }
-    part
 }
 
 /// One classified column of a tile: its samples' codes against A and B.
@@ -230,14 +266,9 @@ pub(super) struct Column<'c> {
 }
 
 impl Column<'_> {
-    /// Adds the column's intersection samples (when depths are asked; their surface points
-    /// are filled in later, [`DepthBuffers::fill`]) and uncertain cells to `part`.
-    pub(super) fn accumulate(&self, lattice: &Lattice, depths: bool, part: &mut Part) {
-        const UNSET: SurfacePoint = SurfacePoint {
-            distance: f64::NAN,
-            point: DVec3::NAN,
-            face: u32::MAX,
-        };
+    /// Adds the column's intersection samples (their cells, when depths are asked) and
+    /// uncertain cells to `part`.
+    fn accumulate(&self, depths: bool, part: &mut Part) {
         for (i, (&sa, &sb)) in self.a.iter().zip(self.b).enumerate() {
             let (in_a, in_b) = (sa & SAMPLE_INSIDE != 0, sb & SAMPLE_INSIDE != 0);
             let (near_a, near_b) = (sa & SAMPLE_NEAR != 0, sb & SAMPLE_NEAR != 0);
@@ -251,14 +282,7 @@ impl Column<'_> {
             }
             part.count += 1;
             if depths {
-                let cell = self.job.cell(self.cu, self.cv, i);
-                part.samples.push(IntersectionSample {
-                    cell,
-                    position: lattice.center(cell),
-                    region: self.job.region,
-                    a: UNSET,
-                    b: UNSET,
-                });
+                part.cells.push(self.job.cell(self.cu, self.cv, i));
             }
         }
     }
@@ -292,9 +316,11 @@ pub(crate) fn intersect_worlds(
     let parts: Vec<Part> = plan
         .jobs
         .par_iter()
-        .map(|job| run_tile(wa, wb, &plan.lattice, job, sf.as_ref()))
+        .map_init(TileBuffers::default, |buf, job| {
+            run_tile(wa, wb, &plan.lattice, job, sf.is_some(), buf)
+        })
         .collect();
-    Ok(plan.assemble(parts))
+    Ok(plan.assemble(parts, sf.as_ref()))
 }
 
 /// The lattice, the regions and the tiles of an intersection sweep.
@@ -347,46 +373,118 @@ impl Plan {
         })
     }
 
-    /// The result from the parts of every tile.
-    pub(super) fn assemble(self, parts: Vec<Part>) -> Intersection {
+    /// The result from the parts of every tile, with the samples' surface points on `depths`.
+    pub(super) fn assemble(
+        self,
+        parts: Vec<Part>,
+        depths: Option<&[Surface<'_, '_>; 2]>,
+    ) -> Intersection {
+        let mut samples = sorted_samples(&parts, &self.lattice);
+        if let Some(sf) = depths {
+            fill_depths(sf, &self.lattice, &mut samples);
+        }
+        self.finish(&parts, samples)
+    }
+
+    /// The result from the parts of every tile and their intersection samples in the order of
+    /// [`sorted_samples`], their surface points filled in.
+    pub(super) fn finish(self, parts: &[Part], samples: Vec<IntersectionSample>) -> Intersection {
         let mut out = Intersection {
             lattice: self.lattice,
             regions: self.regions,
-            samples: Vec::new(),
+            samples,
             count: 0,
             uncertain: 0,
             contacts: Vec::new(),
         };
-        for p in &parts {
+        for p in parts {
             out.count += p.count;
             out.uncertain += p.uncertain;
         }
-        out.samples = sorted_samples(&parts);
         out.contacts = contacts(&out.samples);
         out
     }
 }
 
-/// The samples of every part by region, then lattice order: their keys (region, `z`, `y`,
-/// `x`) with their places are sorted in parallel, then the samples are gathered in parallel
-/// (one copy of each, into an output of the final size).
-fn sorted_samples(parts: &[Part]) -> Vec<IntersectionSample> {
-    let key = |s: &IntersectionSample| {
-        let (z, y, x) = cell_order(s.cell);
-        (u128::from(s.region) << 96) | (u128::from(z) << 64) | (u128::from(y) << 32) | u128::from(x)
+/// Fewer samples than this are assembled on the calling thread (handing a small job to the
+/// pool costs more than it saves, and far more on a loaded machine).
+const SERIAL: usize = 1 << 14;
+
+/// The samples of every part by region, then lattice order (their surface points unset): their
+/// keys (region, `z`, `y`, `x`) with their places are sorted (in parallel when there are many),
+/// then the samples are made in place in an output of the final size.
+pub(super) fn sorted_samples(parts: &[Part], lattice: &Lattice) -> Vec<IntersectionSample> {
+    const UNSET: SurfacePoint = SurfacePoint {
+        distance: f64::NAN,
+        point: DVec3::NAN,
+        face: u32::MAX,
     };
-    let mut keys: Vec<(u128, usize, usize)> = parts
-        .par_iter()
-        .enumerate()
-        .flat_map_iter(|(t, p)| {
-            p.samples
-                .iter()
-                .enumerate()
-                .map(move |(i, s)| (key(s), t, i))
-        })
-        .collect();
+    let key = |region: u32, cell: [u32; 3]| {
+        let (z, y, x) = cell_order(cell);
+        (u128::from(region) << 96) | (u128::from(z) << 64) | (u128::from(y) << 32) | u128::from(x)
+    };
+    // The keys at their exact number, each part's written in parallel into its own slice.
+    let total = parts.iter().map(|p| p.cells.len()).sum();
+    let mut keys: Vec<(u128, usize, usize)> = vec![(0, 0, 0); total];
+    let mut slices = Vec::with_capacity(parts.len());
+    let mut rest = keys.as_mut_slice();
+    for p in parts {
+        let (mine, tail) = rest.split_at_mut(p.cells.len());
+        slices.push(mine);
+        rest = tail;
+    }
+    let fill = |(t, out): (usize, &mut [(u128, usize, usize)])| {
+        for (i, (k, &c)) in out.iter_mut().zip(&parts[t].cells).enumerate() {
+            *k = (key(parts[t].region, c), t, i);
+        }
+    };
+    let sample = |&(_, t, i): &(u128, usize, usize)| {
+        let cell = parts[t].cells[i];
+        IntersectionSample {
+            cell,
+            position: lattice.center(cell),
+            region: parts[t].region,
+            a: UNSET,
+            b: UNSET,
+        }
+    };
+    if total < SERIAL {
+        slices.into_iter().enumerate().for_each(fill);
+        keys.sort_unstable_by_key(|k| k.0);
+        return keys.iter().map(sample).collect();
+    }
+    slices.into_par_iter().enumerate().for_each(fill);
     keys.par_sort_unstable_by_key(|k| k.0);
-    keys.par_iter()
-        .map(|&(_, t, i)| parts[t].samples[i])
-        .collect()
+    keys.par_iter().map(sample).collect()
+}
+
+/// Fills in the surface points of `samples` (sorted by region, then lattice order) in
+/// parallel: in runs of whole slabs of depth blocks (a region and `BLOCK` layers of the
+/// slowest axis), so that no block is split between two runs.
+pub(super) fn fill_depths(
+    sf: &[Surface<'_, '_>; 2],
+    lattice: &Lattice,
+    samples: &mut [IntersectionSample],
+) {
+    /// Fewest samples per run (fewer runs, fewer block searches at their seams).
+    const RUN: usize = 8192;
+    let slab = |s: &IntersectionSample| (s.region, cell_order(s.cell).0 / BLOCK);
+    let mut runs = Vec::new();
+    let mut rest = samples;
+    while !rest.is_empty() {
+        let mut end = RUN.min(rest.len());
+        let last = slab(&rest[end - 1]);
+        while end < rest.len() && slab(&rest[end]) == last {
+            end += 1;
+        }
+        let (run, tail) = rest.split_at_mut(end);
+        runs.push(run);
+        rest = tail;
+    }
+    if let [run] = &mut runs[..] {
+        DepthBuffers::default().fill(sf, lattice, run);
+    } else {
+        runs.into_par_iter()
+            .for_each_init(DepthBuffers::default, |buf, run| buf.fill(sf, lattice, run));
+    }
 }

@@ -2,9 +2,10 @@
 //! classify the samples: [`IntersectionSweep`] and its tiles.
 
 use rayon::prelude::*;
+use std::borrow::Cow;
 
 use super::column::{ColumnScratch, ColumnTile, Sample};
-use super::intersect::{Column, Intersection, Part, Plan};
+use super::intersect::{Intersection, Part, Plan};
 use super::lattice::{CellBox, Lattice};
 use super::sweep_depths::SweepSamples;
 use super::{prepare, ImageSpaceError, ImageSpaceOptions, SAMPLE_UNDECIDED};
@@ -195,39 +196,32 @@ impl<'a> IntersectionSweep<'a> {
                 let len = self.tiles[t].column_len() as usize;
                 let at = self.offsets[t] as usize;
                 let (ca, cb) = codes[at..at + 2 * n].split_at(n);
+                // The device's codes, with the undecided columns classified here.
+                let mut sides = [Cow::Borrowed(ca), Cow::Borrowed(cb)];
                 let mut fixed: [Option<ColumnTile<'_, '_>>; 2] = [None, None];
-                let mut exact: [Vec<u8>; 2] = [Vec::new(), Vec::new()];
                 let mut col = Vec::new();
                 let mut scratch = ColumnScratch::default();
-                let mut part = Part::default();
                 let mut host = 0u64;
                 for (c, (cu, cv)) in job.columns().enumerate() {
-                    let mut sides = [&ca[c * len..(c + 1) * len], &cb[c * len..(c + 1) * len]];
                     for (s, w) in [wa, wb].into_iter().enumerate() {
-                        if sides[s].first().is_some_and(|&x| x & SAMPLE_UNDECIDED != 0) {
+                        let column = c * len..(c + 1) * len;
+                        if sides[s][column.clone()]
+                            .first()
+                            .is_some_and(|&x| x & SAMPLE_UNDECIDED != 0)
+                        {
                             let tile = fixed[s].get_or_insert_with(|| {
                                 ColumnTile::new(w, &lattice, job.k, &job.tile)
                             });
                             tile.column(cu, cv, &mut col, &mut scratch);
-                            exact[s].clear();
-                            exact[s].extend(col.iter().map(Sample::code));
+                            let out = &mut sides[s].to_mut()[column];
+                            for (o, x) in out.iter_mut().zip(&col) {
+                                *o = x.code();
+                            }
                             host += 1;
                         }
                     }
-                    for s in 0..2 {
-                        if sides[s].first().is_some_and(|&x| x & SAMPLE_UNDECIDED != 0) {
-                            sides[s] = &exact[s];
-                        }
-                    }
-                    let column = Column {
-                        job,
-                        cu,
-                        cv,
-                        a: sides[0],
-                        b: sides[1],
-                    };
-                    column.accumulate(&lattice, depths, &mut part);
                 }
+                let part = Part::from_codes(job, [&sides[0], &sides[1]], depths);
                 (part, host)
             })
             .collect();

@@ -4,7 +4,9 @@
 
 use rayon::prelude::*;
 
-use super::intersect::{surface_point, surfaces, DepthBuffers, IntersectionSample, Part, Plan};
+use super::intersect::{
+    fill_depths, sorted_samples, surface_point, surfaces, IntersectionSample, Part, Plan,
+};
 use super::lattice::Lattice;
 use super::sweep::SweepOutcome;
 use super::{ImageSpaceError, SurfacePoint};
@@ -23,6 +25,8 @@ pub struct SweepSamples<'a> {
     worlds: [World<'a>; 2],
     plan: Plan,
     parts: Vec<Part>,
+    /// The samples inside both meshes in their final order, surface points unset.
+    samples: Vec<IntersectionSample>,
     host_columns: u64,
 }
 
@@ -33,10 +37,12 @@ impl<'a> SweepSamples<'a> {
         parts: Vec<Part>,
         host_columns: u64,
     ) -> Self {
+        let samples = sorted_samples(&parts, &plan.lattice);
         Self {
             worlds,
             plan,
             parts,
+            samples,
             host_columns,
         }
     }
@@ -49,7 +55,7 @@ impl<'a> SweepSamples<'a> {
     /// Number of samples whose depths are wanted (those inside both meshes; none when
     /// [`super::ImageSpaceOptions::depths`] is off).
     pub fn len(&self) -> usize {
-        self.parts.iter().map(|p| p.samples.len()).sum()
+        self.samples.len()
     }
 
     /// Whether no sample wants depths.
@@ -60,10 +66,7 @@ impl<'a> SweepSamples<'a> {
     /// The cells of the samples whose depths are wanted, in the order
     /// [`SweepSamples::finish`] takes their surface points.
     pub fn cells(&self) -> Vec<[u32; 3]> {
-        self.parts
-            .iter()
-            .flat_map(|p| p.samples.iter().map(|s| s.cell))
-            .collect()
+        self.samples.iter().map(|s| s.cell).collect()
     }
 
     /// The nearest point of `side`'s surface to the sample of `cell` (the exact minimum over
@@ -87,9 +90,7 @@ impl<'a> SweepSamples<'a> {
             None => {
                 let sf = surfaces(&self.worlds[0], &self.worlds[1], n > 0, &self.plan.jobs);
                 if let Some(sf) = &sf {
-                    self.parts.par_iter_mut().for_each(|p| {
-                        DepthBuffers::default().fill(sf, &lattice, &mut p.samples);
-                    });
+                    fill_depths(sf, &lattice, &mut self.samples);
                 }
                 2 * n as u64
             }
@@ -102,21 +103,17 @@ impl<'a> SweepSamples<'a> {
                         });
                     }
                 }
-                let mut starts = Vec::with_capacity(self.parts.len());
-                let mut at = 0usize;
-                for p in &self.parts {
-                    starts.push(at);
-                    at += p.samples.len();
-                }
+                // Runs of samples in parallel, each with its slice of the given points.
+                const RUN: usize = 4096;
                 let worlds = &self.worlds;
-                self.parts
-                    .par_iter_mut()
-                    .zip(starts)
-                    .map(|(p, at)| fill_given(worlds, near, at, &mut p.samples))
+                self.samples
+                    .par_chunks_mut(RUN)
+                    .enumerate()
+                    .map(|(r, run)| fill_given(worlds, near, r * RUN, run))
                     .sum()
             }
         };
-        let intersection = self.plan.assemble(self.parts);
+        let intersection = self.plan.finish(&self.parts, self.samples);
         Ok(SweepOutcome {
             intersection,
             host_depths,
