@@ -7,8 +7,8 @@
 # GPROX_CUDA_STRICT=1: no nvcc or a register spill fails the build):
 #   - the kernel test binaries          cargo test -p gprox-cuda --release --no-run
 #   - the facade test binaries          cargo test -p gprox --release --all-features --no-run
-#                                         --test facade --test device_ops --test queries
-#                                         --test volume_queries
+#                                         --test facade --test device_ops --test device_ops_images
+#                                         --test queries --test volume_queries
 #   - the benchmark harness             cargo build --release -p gprox-bench --bin gprox-bench
 #   - two bench binaries (extras/)      --bin geometry_images --bin penetration-field
 #   - the CLI                           cargo build --release --bin gprox
@@ -65,7 +65,7 @@ trap 'rm -f "$msgs"; clean_stage' EXIT
 # Compiler messages go to $msgs (one JSON object a line); build progress stays on stderr.
 build() { echo "+ cargo $*" >&2; cargo "$@" --message-format=json-render-diagnostics >>"$msgs"; }
 build test -p gprox-cuda --release --no-run
-build test -p gprox --release --all-features --no-run --test facade --test device_ops --test queries --test volume_queries
+build test -p gprox --release --all-features --no-run --test facade --test device_ops --test device_ops_images --test queries --test volume_queries
 build build --release -p gprox-bench --bin gprox-bench --bin geometry_images --bin penetration-field
 build build --release -p gprox-cli --bin gprox
 

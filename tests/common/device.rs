@@ -24,3 +24,11 @@ pub fn contexts() -> Vec<gprox::Context> {
     v.push(gprox::Context::new(test_backend()).unwrap());
     v
 }
+
+/// The ops `f` performed on `ctx`'s device.
+#[cfg(feature = "emulated")]
+pub fn ops<R>(ctx: &gprox::Context, f: impl FnOnce() -> R) -> (R, gprox::cuda::DeviceOps) {
+    let before = ctx.device_ops().unwrap();
+    let r = f();
+    (r, ctx.device_ops().unwrap() - before)
+}

@@ -1,0 +1,82 @@
+//! Temporal coherence of a `Context`: the last witness pair of each model pair, remembered
+//! and tried first by the next collide-any and distance query, never changes an answer.
+
+#[path = "common/oracle.rs"]
+mod oracle;
+
+use gprox::geometry::scene::torus;
+use gprox::geometry::transform::Pose64;
+use gprox::geometry::TriMesh;
+use gprox::{Affine3A, Backend, CollideOptions, Context, DistanceOptions, Vec3};
+
+/// A context remembers each model pair's last witness (temporal coherence) and tries it first:
+/// over a sliding sequence — touching, staying in touch, parting, apart, touching again, and
+/// after the models deform — its collide-any and distance answers equal brute force and those of
+/// a fresh context, which has no witness.
+#[test]
+fn remembered_witnesses_change_no_answer() {
+    let (ma, mb) = (
+        torus(1.0, 0.3, 16, 8).unwrap(),
+        torus(0.8, 0.25, 12, 6).unwrap(),
+    );
+    let xs = [0.5, 0.52, 0.55, 0.6, 1.6, 2.6, 2.7, 0.9, 0.92];
+    let ctx = Context::new(Backend::Cpu).unwrap();
+    let (mut a, b) = (
+        ctx.model(ma.clone()).unwrap(),
+        ctx.model(mb.clone()).unwrap(),
+    );
+    let opts = CollideOptions::default();
+    let mut stretched = ma.clone();
+    for (k, &x) in xs.iter().enumerate() {
+        if k == 7 {
+            // Deform A (stretch along x): the remembered faces now lie elsewhere.
+            let moved: Vec<Vec3> = ma
+                .positions()
+                .iter()
+                .map(|p| *p * Vec3::new(1.3, 1.0, 1.0))
+                .collect();
+            stretched = TriMesh::new(moved.clone(), ma.faces().to_vec()).unwrap();
+            ctx.update(&mut a, &moved).unwrap();
+        }
+        let pose = Affine3A::from_rotation_translation(
+            gprox::geometry::glam::Quat::from_rotation_y(0.3 * k as f32),
+            Vec3::new(x, 0.1, 0.0),
+        );
+        let want = oracle::brute_force_pairs(
+            &stretched,
+            &Pose64::IDENTITY,
+            &mb,
+            &Pose64::from_affine(&pose),
+        );
+        let fresh = Context::new(Backend::Cpu).unwrap();
+        let (fa, fb) = (
+            fresh.model(stretched.clone()).unwrap(),
+            fresh.model(mb.clone()).unwrap(),
+        );
+        for _ in 0..2 {
+            let any = ctx
+                .collide_any(&a, &Affine3A::IDENTITY, &b, &pose, &opts)
+                .unwrap();
+            assert_eq!(any, !want.is_empty(), "frame {k}");
+            let d = ctx
+                .distance(
+                    &a,
+                    &Affine3A::IDENTITY,
+                    &b,
+                    &pose,
+                    &DistanceOptions::default(),
+                )
+                .unwrap();
+            let f = fresh
+                .distance(
+                    &fa,
+                    &Affine3A::IDENTITY,
+                    &fb,
+                    &pose,
+                    &DistanceOptions::default(),
+                )
+                .unwrap();
+            assert_eq!(d.distance.to_bits(), f.distance.to_bits(), "frame {k}");
+        }
+    }
+}
