@@ -63,11 +63,12 @@ fn main() -> Result<()> {
         scene.frame_count(),
         rayon::current_num_threads()
     );
-    println!("| tolerance | samples (mean) | CPU `intersect` median / worst | host share, device depths: median / worst | host share, CPU depths: median / worst |");
-    println!("|---|---:|---:|---:|---:|");
+    println!("| tolerance | samples (mean) | CPU `intersect` median / worst | host share, device depths: median / worst | of which `new` / `new` + `classify` | host share, CPU depths: median / worst |");
+    println!("|---|---:|---:|---:|---:|---:|");
     for s in scales {
         let opts = ImageSpaceOptions::new(d * s);
         let (mut cpu, mut host, mut host_cpu) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut new, mut classify) = (Vec::new(), Vec::new());
         let mut samples = 0usize;
         for f in 0..scene.frame_count() {
             let meshes: Vec<TriMesh> = (0..2)
@@ -113,6 +114,14 @@ fn main() -> Result<()> {
                     .finish(Some([&near[0], &near[1]]))
                     .unwrap();
             }));
+            // The host share split into its stages (device depths).
+            new.push(time(repeats, || {
+                IntersectionSweep::new(oa, ob, &opts).unwrap();
+            }));
+            classify.push(time(repeats, || {
+                let s = IntersectionSweep::new(oa, ob, &opts).unwrap();
+                s.classify(&codes).unwrap();
+            }));
             host_cpu.push(time(repeats, || {
                 let s = IntersectionSweep::new(oa, ob, &opts).unwrap();
                 s.classify(&codes).unwrap().finish(None).unwrap();
@@ -126,11 +135,13 @@ fn main() -> Result<()> {
             )
         };
         println!(
-            "| {s} d = {:.4} | {:.0} | {} | {} | {} |",
+            "| {s} d = {:.4} | {:.0} | {} | {} | {} / {} | {} |",
             d * s,
             samples as f64 / scene.frame_count() as f64,
             stat(&cpu),
             stat(&host),
+            stat(&new),
+            stat(&classify),
             stat(&host_cpu)
         );
     }

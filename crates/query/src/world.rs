@@ -10,6 +10,8 @@
 //! world corners, so every box contains its world triangles exactly — the same guarantee the
 //! padded box mapping of `collide/frame.rs` gives, without its rounding analysis.
 
+use std::cell::RefCell;
+
 use glam::DVec3;
 use gprox_bvh::{Bvh, LEAF};
 use gprox_geometry::transform::transform_point;
@@ -133,9 +135,20 @@ impl Shape {
     pub(crate) fn refit<B>(
         &self,
         leaf: impl FnMut(u32) -> B,
+        join: impl FnMut([u32; 2], &B, &B) -> B,
+    ) -> Vec<B> {
+        self.refit_into(Vec::new(), leaf, join)
+    }
+
+    /// [`Shape::refit`] into `out` (cleared first; its allocation is reused).
+    pub(crate) fn refit_into<B>(
+        &self,
+        mut out: Vec<B>,
+        leaf: impl FnMut(u32) -> B,
         mut join: impl FnMut([u32; 2], &B, &B) -> B,
     ) -> Vec<B> {
-        let mut out: Vec<B> = Vec::with_capacity(self.faces.len() + self.links.len());
+        out.clear();
+        out.reserve(self.faces.len() + self.links.len());
         out.extend(self.faces.iter().copied().map(leaf));
         for &link in &self.links {
             let b = join(link, &out[link[0] as usize], &out[link[1] as usize]);
@@ -171,11 +184,55 @@ impl Shape {
 
 /// The world vertices of a posed mesh: exactly the corners every exact test sees.
 pub(crate) fn world_vertices(o: &CollisionObject<'_>) -> Vec<DVec3> {
-    o.mesh
-        .positions()
-        .iter()
-        .map(|&p| transform_point(&o.pose, p))
-        .collect()
+    world_vertices_into(o, Vec::new())
+}
+
+/// [`world_vertices`] into `out` (cleared first; its allocation is reused).
+fn world_vertices_into(o: &CollisionObject<'_>, mut out: Vec<DVec3>) -> Vec<DVec3> {
+    out.clear();
+    out.extend(
+        o.mesh
+            .positions()
+            .iter()
+            .map(|&p| transform_point(&o.pose, p)),
+    );
+    out
+}
+
+/// How many buffers of each kind a thread keeps from dropped [`World`]s.
+const SPARE_BUFFERS: usize = 4;
+
+/// The buffers of [`World`]s dropped on this thread, reused by the next ones: a query builds
+/// and drops worlds of the same sizes every frame, and fresh allocations that large go back to
+/// the operating system when freed and fault in again page by page: on the deforming tori
+/// (2 × 5,000 triangles) that was two thirds of `IntersectionSweep::new`.
+#[derive(Default)]
+struct Spare {
+    vertices: Vec<Vec<DVec3>>,
+    nodes: Vec<Vec<Node>>,
+}
+
+thread_local! {
+    static SPARE: RefCell<Spare> = RefCell::new(Spare::default());
+}
+
+impl Drop for World<'_> {
+    fn drop(&mut self) {
+        let (vertices, nodes) = (
+            std::mem::take(&mut self.vertices),
+            std::mem::take(&mut self.nodes),
+        );
+        // `try_with`: nothing to keep while the thread is being torn down.
+        let _ = SPARE.try_with(|s| {
+            let mut s = s.borrow_mut();
+            if s.vertices.len() < SPARE_BUFFERS {
+                s.vertices.push(vertices);
+            }
+            if s.nodes.len() < SPARE_BUFFERS {
+                s.nodes.push(nodes);
+            }
+        });
+    }
 }
 
 impl<'a> World<'a> {
@@ -190,8 +247,15 @@ impl<'a> World<'a> {
     /// `o`'s mesh) to them.
     pub(crate) fn with_shape(o: &CollisionObject<'a>, shape: &Shape) -> Self {
         let faces = o.mesh.faces();
-        let vertices = world_vertices(o);
-        let nodes = shape.refit(
+        let (vertices, nodes) = SPARE
+            .try_with(|s| {
+                let mut s = s.borrow_mut();
+                (s.vertices.pop(), s.nodes.pop())
+            })
+            .unwrap_or_default();
+        let vertices = world_vertices_into(o, vertices.unwrap_or_default());
+        let nodes = shape.refit_into(
+            nodes.unwrap_or_default(),
             |f| {
                 let [a, b, c] = faces[f as usize].map(|v| vertices[v as usize]);
                 Node {

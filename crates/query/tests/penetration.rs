@@ -306,6 +306,44 @@ fn err(a: &TriMesh, b: &TriMesh) -> PenetrationError {
     penetration(&oa, &ob).unwrap_err()
 }
 
+/// Closedness is remembered per topology (`TriMesh::topology_id`): a closed mesh checked again
+/// after its positions moved, or after more closed topologies than are remembered, is still
+/// accepted, and an open mesh is rejected every time — also one made from a closed mesh's
+/// positions right after that mesh was accepted.
+#[test]
+fn remembered_closedness_never_hides_an_open_mesh() {
+    let closed = cube(Vec3::ZERO, Vec3::ONE);
+    let mut faces = closed.faces().to_vec();
+    faces.pop();
+    for round in 0..3 {
+        let mut moved = closed.clone();
+        let shift = Vec3::splat(0.1 * (round + 1) as f32);
+        let p: Vec<Vec3> = closed.positions().iter().map(|&q| q + shift).collect();
+        moved.set_positions(p).unwrap();
+        assert_eq!(moved.topology_id(), closed.topology_id());
+        assert!(run(&closed, &Pose64::IDENTITY, &moved, &Pose64::IDENTITY).inside_vertices() > 0);
+        let open = TriMesh::new(moved.positions().to_vec(), faces.clone()).unwrap();
+        assert!(matches!(
+            err(&moved, &open),
+            PenetrationError::NotClosed {
+                object: Side::B,
+                faces: 1,
+                ..
+            }
+        ));
+        // More closed topologies than the memory holds push this one out (`run` unwraps:
+        // each is accepted).
+        for k in 0..40 {
+            run(
+                &icosahedron(1.0 + k as f32 * 0.01),
+                &Pose64::IDENTITY,
+                &moved,
+                &Pose64::IDENTITY,
+            );
+        }
+    }
+}
+
 #[test]
 fn open_and_misoriented_meshes_are_rejected() {
     let closed = cube(Vec3::ZERO, Vec3::ONE);

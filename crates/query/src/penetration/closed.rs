@@ -4,6 +4,12 @@
 //! Directed edges `(u, v)` are bucketed by `min(u, v)` with a counting sort; inside a bucket
 //! (a handful of entries) each undirected edge must occur exactly twice, once in each direction.
 //! Edges of a repeated index (`u == v`, from a collapsed face) are skipped: they bound nothing.
+//!
+//! Closedness depends on the faces alone, which a [`TriMesh::topology_id`] fixes (positions
+//! change, faces never do), so the topologies found closed are remembered: a deforming mesh is
+//! checked on its first query only.
+
+use std::sync::Mutex;
 
 use gprox_geometry::TriMesh;
 
@@ -19,9 +25,34 @@ struct Entry {
     face: u32,
 }
 
+/// How many closed topologies are remembered (the most recent ones).
+const REMEMBERED: usize = 32;
+
+/// The topology ids most recently found closed, oldest first.
+static CLOSED: Mutex<Vec<u64>> = Mutex::new(Vec::new());
+
 /// Checks that `mesh` is closed and consistently oriented; the error names `object`, an
-/// offending edge (its two vertex ids) and a face on it.
+/// offending edge (its two vertex ids) and a face on it. A topology found closed before is not
+/// checked again.
 pub(crate) fn check_closed(mesh: &TriMesh, object: Side) -> Result<(), PenetrationError> {
+    let id = mesh.topology_id();
+    let known = |ids: &Vec<u64>| ids.contains(&id);
+    if known(&CLOSED.lock().unwrap_or_else(|e| e.into_inner())) {
+        return Ok(());
+    }
+    check_edges(mesh, object)?;
+    let mut ids = CLOSED.lock().unwrap_or_else(|e| e.into_inner());
+    if !known(&ids) {
+        if ids.len() == REMEMBERED {
+            ids.remove(0);
+        }
+        ids.push(id);
+    }
+    Ok(())
+}
+
+/// [`check_closed`] without the memory.
+fn check_edges(mesh: &TriMesh, object: Side) -> Result<(), PenetrationError> {
     let n = mesh.vertex_count();
     let mut start = vec![0u32; n + 1];
     for f in mesh.faces() {
