@@ -59,6 +59,11 @@ impl Context {
             return Ok(intersect(&oa, &ob, options)?);
         };
         let sweep = IntersectionSweep::new(&oa, &ob, options)?;
+        if sweep.tiles().is_empty() {
+            // The meshes cannot meet: nothing to classify, so the resident copies are not even
+            // brought up to date (a deformed model's positions go up at its next device query).
+            return Ok(sweep.classify(&[])?.finish(None)?.intersection);
+        }
         // Classification and depths on the device: one synchronisation per batch of tiles and
         // one per batch of samples (one each for the deforming tori).
         let done = on_device(d, a, pose_a, b, pose_b, |ra, rb| {
