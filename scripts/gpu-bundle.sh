@@ -10,7 +10,7 @@
 #                                         --test facade --test device_ops --test device_ops_images
 #                                         --test queries --test volume_queries
 #   - the benchmark harness             cargo build --release -p gprox-bench --bin gprox-bench
-#   - two bench binaries (extras/)      --bin geometry_images --bin penetration-field
+#   - three bench binaries (extras/)    --bin geometry_images --bin penetration-field --bin image-depths
 #   - the CLI                           cargo build --release --bin gprox
 # strips them and packs them into target/gpu-bundle/payload.tar.gz (gzip: the stripped binaries
 # are ~33 MB raw, ~14 MB packed, which leaves room for scenes), next to run.sh and BUILD-INFO.
@@ -26,7 +26,8 @@
 #   scenes: SCENES_DIR, else the packed scenes/, else the built-in scene only), the CLI
 #   (`gprox bench builtin`, and `gprox collide --backend cuda` against `--backend cpu` on a small
 #   torus), and writes summary.txt: PASS/FAIL per step. Logs and reports go to $OUT when set,
-#   else ./out. Knobs: GPROX_STEPS (default "tests bench cli"), GPROX_STEP_TIMEOUT (seconds per
+#   else ./out. Knobs: GPROX_STEPS (default "tests bench cli"), GPROX_TESTS (only the test
+#   binaries whose name contains one of these words), GPROX_STEP_TIMEOUT (seconds per
 #   step, default 300), GPROX_BENCH_ARGS (extra harness options, e.g. "--frames 20"). Exit status:
 #   0 when every step passed, 1 otherwise.
 set -euo pipefail
@@ -66,7 +67,7 @@ trap 'rm -f "$msgs"; clean_stage' EXIT
 build() { echo "+ cargo $*" >&2; cargo "$@" --message-format=json-render-diagnostics >>"$msgs"; }
 build test -p gprox-cuda --release --no-run
 build test -p gprox --release --all-features --no-run --test facade --test device_ops --test device_ops_images --test queries --test volume_queries
-build build --release -p gprox-bench --bin gprox-bench --bin geometry_images --bin penetration-field
+build build --release -p gprox-bench --bin gprox-bench --bin geometry_images --bin penetration-field --bin image-depths
 build build --release -p gprox-cli --bin gprox
 
 clean_stage
@@ -109,7 +110,7 @@ for line in open(msgs):
             continue
     elif t["name"] in ("gprox", "gprox-bench") and "bin" in t["kind"]:
         name = t["name"]
-    elif t["name"] in ("geometry_images", "penetration-field") and "bin" in t["kind"]:
+    elif t["name"] in ("geometry_images", "penetration-field", "image-depths") and "bin" in t["kind"]:
         name = "extras/" + t["name"]
     else:
         continue
@@ -178,7 +179,8 @@ cat >"$bundle/run.sh" <<'RUN'
 #           scenes/, else the built-in scene only; extra options in $GPROX_BENCH_ARGS, e.g.
 #           "--frames 20"); fails when its report has no cuda:0 runs;
 #   cli     gprox bench builtin, and gprox collide --backend cuda, which must equal --backend cpu.
-# GPROX_STEPS picks steps (default "tests bench cli"). OUT is $OUT when set, else ./out;
+# GPROX_STEPS picks steps (default "tests bench cli"), GPROX_TESTS test binaries (words, any
+# of which a binary's name must contain; default all). OUT is $OUT when set, else ./out;
 # OUT/summary.txt says PASS/FAIL per step (written as the steps finish).
 # Exit status 0 when every step passed, 1 otherwise.
 set -uo pipefail
@@ -247,6 +249,11 @@ fi
 case "$steps" in *" tests "*)
   for bin in "$work"/tests/*; do
     name="$(basename "$bin")"
+    if [ -n "${GPROX_TESTS:-}" ]; then
+      wanted=0
+      for w in $GPROX_TESTS; do case "$name" in *"$w"*) wanted=1 ;; esac; done
+      [ "$wanted" -eq 1 ] || continue
+    fi
     log="$out/tests-$name.log"
     banner "tests $name (GPROX_TEST_DEVICE=cuda)"
     GPROX_TEST_DEVICE=cuda timed "$bin"

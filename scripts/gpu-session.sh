@@ -12,7 +12,7 @@
 #   scripts/gpu-session.sh [SCENE ...]     (default: the built-in scenes and the shared ones)
 # Knobs: GPROX_TEST_BUDGET (seconds for tests + cli, default 300), GPROX_SCENE_LIMIT (seconds per
 # scene, default 45), GPROX_EXTRA_LIMIT (seconds per extra, default 90), GPROX_BENCH_ARGS (extra
-# harness options).
+# harness options), GPROX_TESTS (only the test binaries whose names contain one of these words).
 set -u
 here="$(cd "$(dirname "$0")/.." && pwd)"
 bundle="$here/target/gpu-bundle"
@@ -64,5 +64,9 @@ extra() { # NAME ARGS...
 }
 extra geometry_images 40 --cuda
 extra penetration-field --backend cuda --repeats 3 --out "$o/penetration-field"
+# #16's device frame taken apart: classification alone on the device, and the host's share of a
+# frame (localisation, tiles, reading the codes, contacts) on this host's CPU.
+extra penetration-field --backend cuda --repeats 5 --scales 1 --no-depths --out "$o/pf-classify"
+extra image-depths --repeats 10 --scales 1
 
 tar -czf "$out/out.tgz" -C "$o" .
