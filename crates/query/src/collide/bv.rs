@@ -27,9 +27,10 @@ use gprox_geometry::transform::{transform_triangle, Pose64};
 use gprox_geometry::TriMesh;
 use rayon::prelude::*;
 
+mod obb32;
 mod volume;
 
-pub use volume::CollisionVolume;
+pub use volume::{CollisionVolume, LocalMap};
 use volume::{Mapping, NodeSource};
 
 use super::{
@@ -156,7 +157,7 @@ where
     fn test(&self, a: u32, b: u32) -> bool {
         let (va, vb) = (self.ta.volume(a as usize), self.tb.volume(b as usize));
         match &self.map {
-            Mapping::Local { q, t, grow } => va.overlaps_mapped(&vb, q, *t, *grow),
+            Mapping::Local(m) => va.overlaps_local(&vb, m),
             Mapping::World {
                 qa,
                 ta,

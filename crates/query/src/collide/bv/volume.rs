@@ -2,7 +2,7 @@
 //! ([`CollisionVolume`], with the fast 15-axis test for OBBs), trees as node sources (an AABB
 //! tree reads as axis-aligned OBBs), and the rigorous comparison frame ([`Mapping`]).
 
-use glam::{DMat3, DVec3};
+use glam::{DMat3, DVec3, Mat3A};
 use gprox_bvh::bounding_volume::{nearest_rotation, pose_parts, BoundingVolume};
 use gprox_bvh::bv_tree::BvTree;
 use gprox_bvh::obb::Obb;
@@ -11,7 +11,33 @@ use gprox_bvh::sphere::Sphere;
 use gprox_bvh::Bvh;
 use gprox_geometry::transform::Pose64;
 
-use super::K;
+use super::{obb32, K};
+
+/// The local comparison frame of one query: B's volumes mapped by `x ↦ q x + t` and grown by
+/// `grow`, with `q` kept in f32 lanes for the fast OBB test when the query's figures allow it.
+#[derive(Clone, Copy, Debug)]
+pub struct LocalMap {
+    q: DMat3,
+    t: DVec3,
+    grow: f64,
+    q32: Option<Mat3A>,
+}
+
+impl LocalMap {
+    /// The map for volumes whose centres and sizes are bounded by `mag` in both trees (the
+    /// f32 test is used only when `mag`, `t` and `grow` are finite and below `10^30`).
+    pub fn new(q: DMat3, t: DVec3, grow: f64, mag: f64) -> Self {
+        let reach = mag + t.abs().max_element() + grow;
+        let fits = reach.is_finite() && reach < 1e30 && q.is_finite();
+        let q32 = fits.then(|| obb32::mat32(&q));
+        Self { q, t, grow, q32 }
+    }
+
+    /// The same map evaluated in f64 only.
+    pub fn f64_only(self) -> Self {
+        Self { q32: None, ..self }
+    }
+}
 
 /// A bounding volume usable by the tree collision queries: the overlap test of a volume in
 /// the comparison frame against another volume mapped into it by `x ↦ q x + t` (`q` a rotation
@@ -24,6 +50,12 @@ pub trait CollisionVolume: BoundingVolume {
     fn overlaps_mapped(&self, other: &Self, q: &DMat3, t: DVec3, grow: f64) -> bool {
         self.overlaps(&other.transform_rigid(q, t, grow))
     }
+
+    /// Whether `self` overlaps `other` mapped by `map` ([`Self::overlaps_mapped`] by default).
+    #[inline]
+    fn overlaps_local(&self, other: &Self, map: &LocalMap) -> bool {
+        self.overlaps_mapped(other, &map.q, map.t, map.grow)
+    }
 }
 
 impl CollisionVolume for Rss {}
@@ -32,6 +64,15 @@ impl CollisionVolume for Sphere {}
 /// The 15-axis separating-axis test in `self`'s box frame (Gottschalk et al., "OBBTree"), with
 /// every gap required to exceed a bound on its rounding before it counts as separating.
 impl CollisionVolume for Obb {
+    /// The f32 test of [`obb32`] when the map allows it, else the f64 test.
+    #[inline]
+    fn overlaps_local(&self, other: &Self, map: &LocalMap) -> bool {
+        match &map.q32 {
+            Some(q32) => obb32::overlaps(self, other, &map.q, q32, map.t, map.grow),
+            None => self.overlaps_mapped(other, &map.q, map.t, map.grow),
+        }
+    }
+
     #[inline]
     fn overlaps_mapped(&self, other: &Self, q: &DMat3, t: DVec3, grow: f64) -> bool {
         let at = self.axes.transpose();
@@ -151,7 +192,7 @@ fn norm(m: &DMat3) -> f64 {
 #[derive(Clone, Copy, Debug)]
 pub(super) enum Mapping {
     /// A's volumes as stored; B's mapped by the rotation `q`, translation `t`, grown by `grow`.
-    Local { q: DMat3, t: DVec3, grow: f64 },
+    Local(LocalMap),
     /// Both mapped to world space.
     World {
         qa: DMat3,
@@ -195,7 +236,9 @@ impl Mapping {
             // the volume's own centre mapping.
             let grow =
                 (e * mag_b + s3 * pad + K * (4.0 * mag_b + t.abs().max_element())) * (1.0 + K);
-            grow.is_finite().then_some(Mapping::Local { q, t, grow })
+            let mag = mag_a.max(mag_b);
+            grow.is_finite()
+                .then(|| Mapping::Local(LocalMap::new(q, t, grow, mag)))
         } else {
             None
         };
