@@ -1,7 +1,8 @@
 //! Times collide-any / collide-all on the rigid peer scenes with the AABB LBVH and with the OBB
 //! tree (issue #17): one thread, `passes` passes over the frames, the first call per frame timed,
-//! the first pass discarded. Usage: `obb_collide_bench [scenes dir] [passes]` (default
-//! `/work/shared/peers/scenes`, 19); run under `chrt -f 50` for steadier figures.
+//! the first pass discarded. Usage: `obb_collide_bench [scenes dir] [passes] [filter]`
+//! (default `/work/shared/peers/scenes`, 19; `filter`: comma-separated words that
+//! `"scene query tree"` must all contain, e.g. `tori,all,obb`); run under `chrt -f 50` for steadier figures.
 
 use std::time::Instant;
 
@@ -17,6 +18,7 @@ fn main() {
         .next()
         .unwrap_or_else(|| "/work/shared/peers/scenes".into());
     let passes: usize = args.next().and_then(|p| p.parse().ok()).unwrap_or(19);
+    let filter = args.next().unwrap_or_default();
     let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build();
     let Ok(pool) = pool else {
         eprintln!("no thread pool");
@@ -29,6 +31,7 @@ fn main() {
         ("two-tori-interlock", true),
     ];
     for (name, all) in rows {
+        let kind = if all { "collide-all" } else { "collide-any" };
         let scene = match Scene::load(format!("{dir}/{name}")) {
             Ok(s) => s,
             Err(e) => {
@@ -39,13 +42,16 @@ fn main() {
         let (ma, mb) = (scene.mesh(0), scene.mesh(1));
         let (ba, bb): (Bvh, Bvh) = (lbvh::build(ma), lbvh::build(mb));
         let (oa, ob) = (BvTree::<Obb>::build(ma), BvTree::<Obb>::build(mb));
-        let kind = if all { "collide-all" } else { "collide-any" };
         let mut line = format!("{name:22} {kind:12}");
         let mut hits = Vec::new();
         for (label, a, b) in [
             ("aabb", CollisionModel::Aabb(&ba), CollisionModel::Aabb(&bb)),
             ("obb", CollisionModel::Obb(&oa), CollisionModel::Obb(&ob)),
         ] {
+            let key = format!("{name} {kind} {label}");
+            if !filter.split(',').all(|f| key.contains(f)) {
+                continue;
+            }
             let (mut total, mut calls, mut found) = (0.0f64, 0usize, 0usize);
             pool.install(|| {
                 for pass in 0..passes {

@@ -25,6 +25,7 @@
 use glam::{DMat3, DVec3, Mat3A, Vec3A, Vec3Swizzles};
 use gprox_bvh::obb::Obb;
 
+use super::volume::LocalMap;
 use super::K;
 
 /// Relative pad on the scale `S` (`256u`, three times the bound derived above).
@@ -42,16 +43,67 @@ pub(crate) fn mat32(m: &DMat3) -> Mat3A {
     )
 }
 
-/// Whether `a` overlaps `b` mapped by `(q, t)` and grown by `grow` (see the module docs);
-/// `q32` is `q` in f32 lanes. Never false when the exact test finds no separating axis.
+/// An OBB of A prepared for the f32 test: its axes transposed and half-extents in f32 lanes.
+#[derive(Clone, Copy, Debug)]
+pub struct ObbA {
+    pub(super) obb: Obb,
+    at: Mat3A,
+    ha: Vec3A,
+}
+
+impl ObbA {
+    /// `a` prepared under `map` (the f32 parts are unused when the map has no f32 form).
+    #[inline]
+    pub(super) fn new(a: &Obb, map: &LocalMap) -> Self {
+        let (at, ha) = match map.q32 {
+            Some(_) => (mat32(&a.axes).transpose(), a.half_extents.as_vec3a()),
+            None => (Mat3A::ZERO, Vec3A::ZERO),
+        };
+        Self { obb: *a, at, ha }
+    }
+}
+
+/// An OBB of B mapped into A's model frame for the f32 test: `q B` in f32 lanes (from f32
+/// images of `q` and `B`), the centre `q c + t` in f64, the grown half-extents in f32 lanes.
+#[derive(Clone, Copy, Debug)]
+pub struct ObbB {
+    pub(super) obb: Obb,
+    axes: Mat3A,
+    center: DVec3,
+    g: Vec3A,
+}
+
+impl ObbB {
+    /// `b` mapped by `map` (the f32 parts are unused when the map has no f32 form).
+    #[inline]
+    pub(super) fn new(b: &Obb, map: &LocalMap) -> Self {
+        let Some(q32) = &map.q32 else {
+            let (axes, center, g) = (Mat3A::ZERO, DVec3::ZERO, Vec3A::ZERO);
+            return Self {
+                obb: *b,
+                axes,
+                center,
+                g,
+            };
+        };
+        let hb = b.half_extents;
+        Self {
+            obb: *b,
+            axes: *q32 * mat32(&b.axes),
+            center: map.q * b.center + map.t,
+            g: (hb + DVec3::splat(map.grow + K * hb.element_sum())).as_vec3a(),
+        }
+    }
+}
+
+/// Whether `a` overlaps `b` (see the module docs): never false when the exact test finds no
+/// separating axis. Both must come from a map with an f32 form.
 #[inline]
-pub(crate) fn overlaps(a: &Obb, b: &Obb, q: &DMat3, q32: &Mat3A, t: DVec3, grow: f64) -> bool {
-    let d = (*q * b.center + t) - a.center;
-    let at = mat32(&a.axes).transpose();
-    let r = at * (*q32 * mat32(&b.axes));
+pub(super) fn overlaps(a: &ObbA, b: &ObbB) -> bool {
+    let d = b.center - a.obb.center;
+    let (at, ha, g) = (a.at, a.ha, b.g);
+    let r = at * b.axes;
     let tv = at * d.as_vec3a();
-    let ha = a.half_extents.as_vec3a();
-    let g = (b.half_extents + DVec3::splat(grow + K * b.half_extents.element_sum())).as_vec3a();
     let abs = Mat3A::from_cols(r.x_axis.abs(), r.y_axis.abs(), r.z_axis.abs());
     let ta = tv.abs();
     let pad =

@@ -17,10 +17,10 @@ use super::{obb32, K};
 /// `grow`, with `q` kept in f32 lanes for the fast OBB test when the query's figures allow it.
 #[derive(Clone, Copy, Debug)]
 pub struct LocalMap {
-    q: DMat3,
-    t: DVec3,
-    grow: f64,
-    q32: Option<Mat3A>,
+    pub(super) q: DMat3,
+    pub(super) t: DVec3,
+    pub(super) grow: f64,
+    pub(super) q32: Option<Mat3A>,
 }
 
 impl LocalMap {
@@ -56,10 +56,42 @@ pub trait CollisionVolume: BoundingVolume {
     fn overlaps_local(&self, other: &Self, map: &LocalMap) -> bool {
         self.overlaps_mapped(other, &map.q, map.t, map.grow)
     }
+
+    /// A volume of A prepared once for several tests under one map.
+    type LocalA: Copy;
+    /// A volume of B mapped once for several tests under one map.
+    type MappedB: Copy;
+    /// `self` as a volume of A under `map`.
+    fn local_a(&self, map: &LocalMap) -> Self::LocalA;
+    /// `self` as a volume of B under `map`.
+    fn mapped_b(&self, map: &LocalMap) -> Self::MappedB;
+    /// [`Self::overlaps_local`] on prepared volumes (same answer).
+    fn overlaps_prepared(a: &Self::LocalA, b: &Self::MappedB, map: &LocalMap) -> bool;
 }
 
-impl CollisionVolume for Rss {}
-impl CollisionVolume for Sphere {}
+/// Volumes without a prepared form: the prepared volume is the volume.
+macro_rules! unprepared {
+    ($t:ty) => {
+        impl CollisionVolume for $t {
+            type LocalA = Self;
+            type MappedB = Self;
+            #[inline]
+            fn local_a(&self, _: &LocalMap) -> Self {
+                *self
+            }
+            #[inline]
+            fn mapped_b(&self, _: &LocalMap) -> Self {
+                *self
+            }
+            #[inline]
+            fn overlaps_prepared(a: &Self, b: &Self, map: &LocalMap) -> bool {
+                a.overlaps_local(b, map)
+            }
+        }
+    };
+}
+unprepared!(Rss);
+unprepared!(Sphere);
 
 /// The 15-axis separating-axis test in `self`'s box frame (Gottschalk et al., "OBBTree"), with
 /// every gap required to exceed a bound on its rounding before it counts as separating.
@@ -67,9 +99,24 @@ impl CollisionVolume for Obb {
     /// The f32 test of [`obb32`] when the map allows it, else the f64 test.
     #[inline]
     fn overlaps_local(&self, other: &Self, map: &LocalMap) -> bool {
-        match &map.q32 {
-            Some(q32) => obb32::overlaps(self, other, &map.q, q32, map.t, map.grow),
-            None => self.overlaps_mapped(other, &map.q, map.t, map.grow),
+        Self::overlaps_prepared(&self.local_a(map), &other.mapped_b(map), map)
+    }
+
+    type LocalA = obb32::ObbA;
+    type MappedB = obb32::ObbB;
+    #[inline]
+    fn local_a(&self, map: &LocalMap) -> obb32::ObbA {
+        obb32::ObbA::new(self, map)
+    }
+    #[inline]
+    fn mapped_b(&self, map: &LocalMap) -> obb32::ObbB {
+        obb32::ObbB::new(self, map)
+    }
+    #[inline]
+    fn overlaps_prepared(a: &obb32::ObbA, b: &obb32::ObbB, map: &LocalMap) -> bool {
+        match map.q32 {
+            Some(_) => obb32::overlaps(a, b),
+            None => a.obb.overlaps_mapped(&b.obb, &map.q, map.t, map.grow),
         }
     }
 
