@@ -112,6 +112,10 @@ pub(super) fn overlaps(a: &ObbA, b: &ObbB) -> bool {
     let mut gap = ta - (ha + abs * g);
     let (rt, abst) = (r.transpose(), abs.transpose());
     gap = gap.max((rt * tv).abs() - (abst * ha + g));
+    // Most rejections come from a face axis: skip the cross axes then (−5 % on the rows).
+    if gap.cmpgt(pad).any() {
+        return false;
+    }
     // Cross axes A_i × B_j, lane j; the columns of `rt` are R's rows.
     let rows = [rt.x_axis, rt.y_axis, rt.z_axis];
     let arows = [abst.x_axis, abst.y_axis, abst.z_axis];
