@@ -24,8 +24,10 @@ pub struct LocalMap {
 }
 
 impl LocalMap {
-    /// The map for volumes whose centres and sizes are bounded by `mag` in both trees (the
-    /// f32 test is used only when `mag`, `t` and `grow` are finite and below `10^30`).
+    /// The map for volumes whose centre coordinates and half-extents are bounded by `mag` in
+    /// both trees (the f32 test is used only when `mag`, `t` and `grow` are finite and below
+    /// `10^30`; its rounding bound assumes the figures stay far from the f32 range, which a
+    /// `mag` too small for the volumes could break).
     pub fn new(q: DMat3, t: DVec3, grow: f64, mag: f64) -> Self {
         let reach = mag + t.abs().max_element() + grow;
         let fits = reach.is_finite() && reach < 1e30 && q.is_finite();
