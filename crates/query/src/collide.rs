@@ -33,7 +33,7 @@ use traverse::{with_scratch, Sink, Traversal};
 pub use bv::{
     collide_all_bv, collide_all_models, collide_any_bv, collide_any_models, try_collide_all_bv,
     try_collide_all_models, try_collide_any_bv, try_collide_any_models,
-    try_collide_any_models_witness, BvCollisionObject, CollisionModel, CollisionVolume,
+    try_collide_any_models_witness, BvCollisionObject, CollisionModel, CollisionVolume, LocalMap,
     ModelObject,
 };
 pub use tracked::{exact_pairs, TrackedCollision};

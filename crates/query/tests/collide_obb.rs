@@ -23,7 +23,7 @@ use gprox_geometry::TriMesh;
 use gprox_query::collide::{
     collide_all, collide_all_bv, collide_all_models, collide_any_bv, collide_any_models,
     try_collide_all_bv, BvCollisionObject, CollideError, CollideOptions, CollisionModel,
-    CollisionObject, CollisionVolume, ModelObject, Side,
+    CollisionObject, CollisionVolume, LocalMap, ModelObject, Side,
 };
 use proptest::prelude::*;
 
@@ -159,13 +159,18 @@ proptest! {
         let (qn, e) = gprox_bvh::bounding_volume::nearest_rotation(&q);
         let grow = e * b.reach() + 1e-9;
         let cb: Vec<DVec3> = b.corners().iter().map(|c| qn * *c + t).collect();
+        // The f32 test of the traversal's local frame, on the same pairs.
+        let mag = 2.0 * (a.reach() + b.reach());
         if oracle::hulls_intersect_lp_only(&a.corners(), &cb) {
             prop_assert!(a.overlaps_mapped(&b, &qn, t, grow));
+            prop_assert!(a.overlaps_local(&b, &LocalMap::new(qn, t, grow, mag)));
         }
         let far = a.size() + b.size() + t.length() + 1.0;
         if dir.length() > 0.1 {
             let shift = dir.normalize() * (2.0 * far);
             prop_assert!(!a.overlaps_mapped(&b, &qn, t + shift, grow));
+            let m = LocalMap::new(qn, t + shift, grow, mag + 2.0 * far);
+            prop_assert!(!a.overlaps_local(&b, &m));
         }
     }
 }

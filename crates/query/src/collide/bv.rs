@@ -27,9 +27,10 @@ use gprox_geometry::transform::{transform_triangle, Pose64};
 use gprox_geometry::TriMesh;
 use rayon::prelude::*;
 
+mod obb32;
 mod volume;
 
-pub use volume::CollisionVolume;
+pub use volume::{CollisionVolume, LocalMap};
 use volume::{Mapping, NodeSource};
 
 use super::{
@@ -156,7 +157,7 @@ where
     fn test(&self, a: u32, b: u32) -> bool {
         let (va, vb) = (self.ta.volume(a as usize), self.tb.volume(b as usize));
         match &self.map {
-            Mapping::Local { q, t, grow } => va.overlaps_mapped(&vb, q, *t, *grow),
+            Mapping::Local(m) => va.overlaps_local(&vb, m),
             Mapping::World {
                 qa,
                 ta,
@@ -191,21 +192,32 @@ where
                 self.ta.volume(p[0] as usize).size() >= self.tb.volume(p[1] as usize).size()
             }
         };
-        if split_a {
-            for c in [ar, al] {
-                self.links(Side::A, c)?;
-                if self.test(c, p[1]) {
-                    out.push([c, p[1]]);
-                }
-            }
+        let (side, kids) = if split_a {
+            (Side::A, [ar, al])
         } else {
-            for c in [br, bl] {
-                self.links(Side::B, c)?;
-                if self.test(p[0], c) {
-                    out.push([p[0], c]);
-                }
-            }
+            (Side::B, [br, bl])
+        };
+        for c in kids {
+            self.links(side, c)?;
         }
+        let pairs = kids.map(|c| if split_a { [c, p[1]] } else { [p[0], c] });
+        // In the local frame the fixed node is prepared once for both children.
+        let (va, vb) = (
+            |i: u32| self.ta.volume(i as usize),
+            |i| self.tb.volume(i as usize),
+        );
+        let hits = match &self.map {
+            Mapping::Local(m) if split_a => {
+                let b = vb(p[1]).mapped_b(m);
+                pairs.map(|q| V::overlaps_prepared(&va(q[0]).local_a(m), &b, m))
+            }
+            Mapping::Local(m) => {
+                let a = va(p[0]).local_a(m);
+                pairs.map(|q| V::overlaps_prepared(&a, &vb(q[1]).mapped_b(m), m))
+            }
+            _ => pairs.map(|q| self.test(q[0], q[1])),
+        };
+        out.extend((0..2).filter(|&k| hits[k]).map(|k| pairs[k]));
         Ok(true)
     }
 

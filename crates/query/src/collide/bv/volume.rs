@@ -2,7 +2,7 @@
 //! ([`CollisionVolume`], with the fast 15-axis test for OBBs), trees as node sources (an AABB
 //! tree reads as axis-aligned OBBs), and the rigorous comparison frame ([`Mapping`]).
 
-use glam::{DMat3, DVec3};
+use glam::{DMat3, DVec3, Mat3A};
 use gprox_bvh::bounding_volume::{nearest_rotation, pose_parts, BoundingVolume};
 use gprox_bvh::bv_tree::BvTree;
 use gprox_bvh::obb::Obb;
@@ -11,7 +11,35 @@ use gprox_bvh::sphere::Sphere;
 use gprox_bvh::Bvh;
 use gprox_geometry::transform::Pose64;
 
-use super::K;
+use super::{obb32, K};
+
+/// The local comparison frame of one query: B's volumes mapped by `x ↦ q x + t` and grown by
+/// `grow`, with `q` kept in f32 lanes for the fast OBB test when the query's figures allow it.
+#[derive(Clone, Copy, Debug)]
+pub struct LocalMap {
+    pub(super) q: DMat3,
+    pub(super) t: DVec3,
+    pub(super) grow: f64,
+    pub(super) q32: Option<Mat3A>,
+}
+
+impl LocalMap {
+    /// The map for volumes whose centre coordinates and half-extents are bounded by `mag` in
+    /// both trees (the f32 test is used only when `mag`, `t` and `grow` are finite and below
+    /// `10^30`; its rounding bound assumes the figures stay far from the f32 range, which a
+    /// `mag` too small for the volumes could break).
+    pub fn new(q: DMat3, t: DVec3, grow: f64, mag: f64) -> Self {
+        let reach = mag + t.abs().max_element() + grow;
+        let fits = reach.is_finite() && reach < 1e30 && q.is_finite();
+        let q32 = fits.then(|| obb32::mat32(&q));
+        Self { q, t, grow, q32 }
+    }
+
+    /// The same map evaluated in f64 only.
+    pub fn f64_only(self) -> Self {
+        Self { q32: None, ..self }
+    }
+}
 
 /// A bounding volume usable by the tree collision queries: the overlap test of a volume in
 /// the comparison frame against another volume mapped into it by `x ↦ q x + t` (`q` a rotation
@@ -24,14 +52,76 @@ pub trait CollisionVolume: BoundingVolume {
     fn overlaps_mapped(&self, other: &Self, q: &DMat3, t: DVec3, grow: f64) -> bool {
         self.overlaps(&other.transform_rigid(q, t, grow))
     }
+
+    /// Whether `self` overlaps `other` mapped by `map` ([`Self::overlaps_mapped`] by default).
+    #[inline]
+    fn overlaps_local(&self, other: &Self, map: &LocalMap) -> bool {
+        self.overlaps_mapped(other, &map.q, map.t, map.grow)
+    }
+
+    /// A volume of A prepared once for several tests under one map.
+    type LocalA: Copy;
+    /// A volume of B mapped once for several tests under one map.
+    type MappedB: Copy;
+    /// `self` as a volume of A under `map`.
+    fn local_a(&self, map: &LocalMap) -> Self::LocalA;
+    /// `self` as a volume of B under `map`.
+    fn mapped_b(&self, map: &LocalMap) -> Self::MappedB;
+    /// [`Self::overlaps_local`] on prepared volumes (same answer).
+    fn overlaps_prepared(a: &Self::LocalA, b: &Self::MappedB, map: &LocalMap) -> bool;
 }
 
-impl CollisionVolume for Rss {}
-impl CollisionVolume for Sphere {}
+/// Volumes without a prepared form: the prepared volume is the volume.
+macro_rules! unprepared {
+    ($t:ty) => {
+        impl CollisionVolume for $t {
+            type LocalA = Self;
+            type MappedB = Self;
+            #[inline]
+            fn local_a(&self, _: &LocalMap) -> Self {
+                *self
+            }
+            #[inline]
+            fn mapped_b(&self, _: &LocalMap) -> Self {
+                *self
+            }
+            #[inline]
+            fn overlaps_prepared(a: &Self, b: &Self, map: &LocalMap) -> bool {
+                a.overlaps_local(b, map)
+            }
+        }
+    };
+}
+unprepared!(Rss);
+unprepared!(Sphere);
 
 /// The 15-axis separating-axis test in `self`'s box frame (Gottschalk et al., "OBBTree"), with
 /// every gap required to exceed a bound on its rounding before it counts as separating.
 impl CollisionVolume for Obb {
+    /// The f32 test of [`obb32`] when the map allows it, else the f64 test.
+    #[inline]
+    fn overlaps_local(&self, other: &Self, map: &LocalMap) -> bool {
+        Self::overlaps_prepared(&self.local_a(map), &other.mapped_b(map), map)
+    }
+
+    type LocalA = obb32::ObbA;
+    type MappedB = obb32::ObbB;
+    #[inline]
+    fn local_a(&self, map: &LocalMap) -> obb32::ObbA {
+        obb32::ObbA::new(self, map)
+    }
+    #[inline]
+    fn mapped_b(&self, map: &LocalMap) -> obb32::ObbB {
+        obb32::ObbB::new(self, map)
+    }
+    #[inline]
+    fn overlaps_prepared(a: &obb32::ObbA, b: &obb32::ObbB, map: &LocalMap) -> bool {
+        match map.q32 {
+            Some(_) => obb32::overlaps(a, b),
+            None => a.obb.overlaps_mapped(&b.obb, &map.q, map.t, map.grow),
+        }
+    }
+
     #[inline]
     fn overlaps_mapped(&self, other: &Self, q: &DMat3, t: DVec3, grow: f64) -> bool {
         let at = self.axes.transpose();
@@ -151,7 +241,7 @@ fn norm(m: &DMat3) -> f64 {
 #[derive(Clone, Copy, Debug)]
 pub(super) enum Mapping {
     /// A's volumes as stored; B's mapped by the rotation `q`, translation `t`, grown by `grow`.
-    Local { q: DMat3, t: DVec3, grow: f64 },
+    Local(LocalMap),
     /// Both mapped to world space.
     World {
         qa: DMat3,
@@ -195,7 +285,9 @@ impl Mapping {
             // the volume's own centre mapping.
             let grow =
                 (e * mag_b + s3 * pad + K * (4.0 * mag_b + t.abs().max_element())) * (1.0 + K);
-            grow.is_finite().then_some(Mapping::Local { q, t, grow })
+            let mag = mag_a.max(mag_b);
+            grow.is_finite()
+                .then(|| Mapping::Local(LocalMap::new(q, t, grow, mag)))
         } else {
             None
         };

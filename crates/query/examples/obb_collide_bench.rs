@@ -1,0 +1,91 @@
+//! Times collide-any / collide-all on the rigid peer scenes with the AABB LBVH and with the OBB
+//! tree (issue #17): one thread, `passes` passes over the frames, the first call per frame timed,
+//! the first pass discarded. Usage: `obb_collide_bench [scenes dir] [passes] [filter]`
+//! (default `/work/shared/peers/scenes`, 19; `filter`: comma-separated words that
+//! `"scene query tree"` must all contain, e.g. `tori,all,obb`); run under `chrt -f 50` for steadier figures.
+
+use std::time::Instant;
+
+use gprox_bvh::{bv_tree::BvTree, lbvh, obb::Obb, Bvh};
+use gprox_geometry::scene::Scene;
+use gprox_query::collide::{
+    collide_all_models, collide_any_models, CollideOptions, CollisionModel, ModelObject,
+};
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let dir = args
+        .next()
+        .unwrap_or_else(|| "/work/shared/peers/scenes".into());
+    let passes: usize = args.next().and_then(|p| p.parse().ok()).unwrap_or(19);
+    let filter = args.next().unwrap_or_default();
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build();
+    let Ok(pool) = pool else {
+        eprintln!("no thread pool");
+        return;
+    };
+    let rows = [
+        ("bumpy-pair-distance", false),
+        ("bunny-pair-distance", false),
+        ("two-tori-interlock", false),
+        ("two-tori-interlock", true),
+    ];
+    for (name, all) in rows {
+        let kind = if all { "collide-all" } else { "collide-any" };
+        let scene = match Scene::load(format!("{dir}/{name}")) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("{name}: {e}");
+                continue;
+            }
+        };
+        let (ma, mb) = (scene.mesh(0), scene.mesh(1));
+        let (ba, bb): (Bvh, Bvh) = (lbvh::build(ma), lbvh::build(mb));
+        let (oa, ob) = (BvTree::<Obb>::build(ma), BvTree::<Obb>::build(mb));
+        let mut line = format!("{name:22} {kind:12}");
+        let mut hits = Vec::new();
+        for (label, a, b) in [
+            ("aabb", CollisionModel::Aabb(&ba), CollisionModel::Aabb(&bb)),
+            ("obb", CollisionModel::Obb(&oa), CollisionModel::Obb(&ob)),
+        ] {
+            let key = format!("{name} {kind} {label}");
+            if !filter.split(',').all(|f| key.contains(f)) {
+                continue;
+            }
+            let (mut total, mut calls, mut found) = (0.0f64, 0usize, 0usize);
+            pool.install(|| {
+                for pass in 0..passes {
+                    for f in 0..scene.frame_count() {
+                        let x = ModelObject {
+                            mesh: ma,
+                            model: a,
+                            pose: scene.pose64(f, 0),
+                        };
+                        let y = ModelObject {
+                            mesh: mb,
+                            model: b,
+                            pose: scene.pose64(f, 1),
+                        };
+                        let opts = CollideOptions::default();
+                        let t0 = Instant::now();
+                        let n = if all {
+                            collide_all_models(&x, &y, &opts).len()
+                        } else {
+                            usize::from(collide_any_models(&x, &y, &opts))
+                        };
+                        let dt = t0.elapsed().as_secs_f64();
+                        if pass > 0 {
+                            total += dt;
+                            calls += 1;
+                            found += n;
+                        }
+                    }
+                }
+            });
+            let us = total / calls.max(1) as f64 * 1e6;
+            line += &format!("  {label} {us:8.2} µs");
+            hits.push(found);
+        }
+        println!("{line}  (results {hits:?})");
+    }
+}
