@@ -5,9 +5,15 @@ use gprox_bvh::coons::CoonsOptions;
 /// The tree of a mesh model's collision queries on the CPU.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum CollisionTree {
+    /// Picked per query by what the context saw last: the OBB tree (built on first need) to
+    /// prove a pair of rigid models apart again once the context's last query of that kind
+    /// found them apart — tight volumes prune a separation proof early — and the LBVH
+    /// otherwise: for pairs in contact (cheap box tests, the early-out child order), for new
+    /// pairs, and for a model whose positions ever moved (no OBB tree is rebuilt per frame).
+    #[default]
+    Auto,
     /// Axis-aligned boxes over a Morton-ordered LBVH: fast to build and refit, the tree of
     /// deforming models and of every device query.
-    #[default]
     Aabb,
     /// Oriented boxes: tighter around rotated or thin parts, slower to build (rebuilt after
     /// each deformation). Device queries keep the LBVH; pair sets are the same either way.
@@ -32,7 +38,7 @@ pub struct ModelOptions {
 impl Default for ModelOptions {
     fn default() -> Self {
         Self {
-            collision_tree: CollisionTree::Aabb,
+            collision_tree: CollisionTree::Auto,
             coons: CoonsOptions::default(),
             tessellation: 1e-3,
         }

@@ -1,10 +1,14 @@
-//! Temporal coherence across a context's queries: the witness face pair that the last
-//! early-out collision query or distance query found for each ordered pair of models, tried
-//! first by the next query of the same kind (see `Context::collide_any`, `Context::distance`).
+//! Temporal coherence across a context's queries: for each ordered pair of models and query
+//! kind, what the last query found — the witness face pair of an early-out collision query or
+//! a distance query, tried first by the next query of the same kind (see
+//! `Context::collide_any`, `Context::distance`), or that the pair was apart, which makes the
+//! next collision query of a rigid pair prove it apart on the OBB trees
+//! ([`crate::CollisionTree::Auto`]).
 //!
 //! A witness is only ever a hint — it is tested exactly under the new poses and positions —
 //! so a stale one (the models moved far, deformed, or the pair is new) costs one triangle test
-//! and never changes whether a contact is found or the distance.
+//! and never changes whether a contact is found or the distance; the tree a query runs on
+//! never changes its answer either.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -21,38 +25,47 @@ const CAPACITY: usize = 1 << 14;
 pub(crate) enum Kind {
     /// A touching pair of `collide_any`.
     CollideAny,
+    /// The first pair of `collide_all`.
+    CollideAll,
     /// The closest pair of `distance`.
     Distance,
 }
 
-/// The last witness of every (kind, model, model).
+/// A query kind and the ids of its two models.
+type Key = (Kind, u64, u64);
+
+/// What the last query of every (kind, model, model) found: a witness, or `None` (apart).
 #[derive(Debug, Default)]
 pub(crate) struct Witnesses {
-    pairs: Mutex<HashMap<(Kind, u64, u64), [u32; 2]>>,
+    pairs: Mutex<HashMap<Key, Option<[u32; 2]>>>,
 }
 
 impl Witnesses {
-    /// The last witness of `kind` for `a` against `b`, if any.
-    pub(crate) fn get(&self, kind: Kind, a: &Model, b: &Model) -> Option<[u32; 2]> {
+    /// What the last query of `kind` for `a` against `b` found: `None` when there was none,
+    /// `Some(None)` when it found them apart, else `Some(witness)`.
+    pub(crate) fn last(&self, kind: Kind, a: &Model, b: &Model) -> Option<Option<[u32; 2]>> {
         let pairs = self.pairs.lock().unwrap_or_else(|e| e.into_inner());
         pairs.get(&(kind, a.id(), b.id())).copied()
     }
 
-    /// Remembers `found` (or forgets the pair's witness when there is none).
+    /// The last witness of `kind` for `a` against `b`, if any.
+    pub(crate) fn get(&self, kind: Kind, a: &Model, b: &Model) -> Option<[u32; 2]> {
+        self.last(kind, a, b).flatten()
+    }
+
+    /// Whether the last query of `kind` found `a` and `b` apart.
+    pub(crate) fn apart(&self, kind: Kind, a: &Model, b: &Model) -> bool {
+        self.last(kind, a, b) == Some(None)
+    }
+
+    /// Remembers what a query of `kind` found: a witness, or `None` (apart).
     pub(crate) fn set(&self, kind: Kind, a: &Model, b: &Model, found: Option<[u32; 2]>) {
         let mut pairs = self.pairs.lock().unwrap_or_else(|e| e.into_inner());
         let key = (kind, a.id(), b.id());
-        match found {
-            Some(w) => {
-                if pairs.len() >= CAPACITY && !pairs.contains_key(&key) {
-                    pairs.clear();
-                }
-                pairs.insert(key, w);
-            }
-            None => {
-                pairs.remove(&key);
-            }
+        if pairs.len() >= CAPACITY && !pairs.contains_key(&key) {
+            pairs.clear();
         }
+        pairs.insert(key, found);
     }
 }
 

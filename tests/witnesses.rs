@@ -1,5 +1,6 @@
 //! Temporal coherence of a `Context`: the last witness pair of each model pair, remembered
-//! and tried first by the next collide-any and distance query, never changes an answer.
+//! and tried first by the next collide-any and distance query, and the tree picked from what
+//! the last query found (`CollisionTree::Auto`), never change an answer.
 
 #[path = "common/oracle.rs"]
 mod oracle;
@@ -7,7 +8,9 @@ mod oracle;
 use gprox::geometry::scene::torus;
 use gprox::geometry::transform::Pose64;
 use gprox::geometry::TriMesh;
-use gprox::{Affine3A, Backend, CollideOptions, Context, DistanceOptions, Vec3};
+use gprox::{
+    Affine3A, Backend, CollideOptions, CollisionTree, Context, DistanceOptions, ModelOptions, Vec3,
+};
 
 /// A context remembers each model pair's last witness (temporal coherence) and tries it first:
 /// over a sliding sequence — touching, staying in touch, parting, apart, touching again, and
@@ -58,6 +61,10 @@ fn remembered_witnesses_change_no_answer() {
                 .collide_any(&a, &Affine3A::IDENTITY, &b, &pose, &opts)
                 .unwrap();
             assert_eq!(any, !want.is_empty(), "frame {k}");
+            let all = ctx
+                .collide_all(&a, &Affine3A::IDENTITY, &b, &pose, &opts)
+                .unwrap();
+            assert_eq!(all, want, "frame {k}");
             let d = ctx
                 .distance(
                     &a,
@@ -77,6 +84,53 @@ fn remembered_witnesses_change_no_answer() {
                 )
                 .unwrap();
             assert_eq!(d.distance.to_bits(), f.distance.to_bits(), "frame {k}");
+        }
+    }
+}
+
+/// Rigid models through touching, parting, apart and touching again, each query asked twice:
+/// with every collision tree option — `Auto` switches to the OBB trees once a pair was found
+/// apart and back after a contact — collide-any and collide-all equal brute force, and with
+/// mixed options (one model `Auto`, one `Aabb` or `Obb`) too.
+#[test]
+fn every_collision_tree_option_gives_the_same_answers() {
+    let (ma, mb) = (
+        torus(1.0, 0.3, 16, 8).unwrap(),
+        torus(0.8, 0.25, 12, 6).unwrap(),
+    );
+    let xs = [0.5, 1.6, 2.6, 2.7, 0.9, 0.92, 3.0, 0.55];
+    let trees = [CollisionTree::Auto, CollisionTree::Aabb, CollisionTree::Obb];
+    let opts = CollideOptions::default();
+    for (ta, tb) in trees
+        .iter()
+        .flat_map(|&t| [(t, t), (CollisionTree::Auto, t)])
+    {
+        let ctx = Context::new(Backend::Cpu).unwrap();
+        let with = |m: &TriMesh, t| {
+            let o = ModelOptions {
+                collision_tree: t,
+                ..Default::default()
+            };
+            ctx.model_with(m.clone(), &o).unwrap()
+        };
+        let (a, b) = (with(&ma, ta), with(&mb, tb));
+        for (k, &x) in xs.iter().enumerate() {
+            let pose = Affine3A::from_rotation_translation(
+                gprox::geometry::glam::Quat::from_rotation_y(0.4 * k as f32),
+                Vec3::new(x, 0.1, 0.0),
+            );
+            let want =
+                oracle::brute_force_pairs(&ma, &Pose64::IDENTITY, &mb, &Pose64::from_affine(&pose));
+            for _ in 0..2 {
+                let any = ctx
+                    .collide_any(&a, &Affine3A::IDENTITY, &b, &pose, &opts)
+                    .unwrap();
+                assert_eq!(any, !want.is_empty(), "{ta:?}/{tb:?} frame {k}");
+                let all = ctx
+                    .collide_all(&a, &Affine3A::IDENTITY, &b, &pose, &opts)
+                    .unwrap();
+                assert_eq!(all, want, "{ta:?}/{tb:?} frame {k}");
+            }
         }
     }
 }

@@ -231,10 +231,31 @@ impl Model {
         })
     }
 
-    /// The OBB tree of collision queries over the current positions, when the options ask for
-    /// one (rebuilt after the positions moved); `None` for the AABB LBVH.
-    pub(crate) fn obb_tree(&self) -> Option<Arc<BvTree<Obb>>> {
-        if self.options.collision_tree != CollisionTree::Obb {
+    /// Whether an OBB tree was built (for the tests of [`CollisionTree::Auto`]).
+    #[cfg(test)]
+    pub(crate) fn has_obb_tree(&self) -> bool {
+        self.obb_tree
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some()
+    }
+
+    /// Whether the positions ever moved (the model deforms).
+    pub(crate) fn moved(&self) -> bool {
+        self.version != 0
+    }
+
+    /// The OBB tree of collision queries over the current positions when the options ask for
+    /// one — [`CollisionTree::Obb`], or [`CollisionTree::Auto`] with `apart` (the context last
+    /// found this pair apart and neither model ever moved) — built on first use and rebuilt
+    /// after the positions moved; `None` for the AABB LBVH.
+    pub(crate) fn obb_tree(&self, apart: bool) -> Option<Arc<BvTree<Obb>>> {
+        let wanted = match self.options.collision_tree {
+            CollisionTree::Obb => true,
+            CollisionTree::Auto => apart && !self.moved(),
+            CollisionTree::Aabb => false,
+        };
+        if !wanted {
             return None;
         }
         let mut slot = self.obb_tree.lock().unwrap_or_else(|e| e.into_inner());

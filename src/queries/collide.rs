@@ -99,12 +99,19 @@ impl Context {
         pose_b: &Affine3A,
         opts: &CollideOptions,
     ) -> Result<Vec<[u32; 2]>, Error> {
-        self.pair_query(
+        let apart = self.witnesses.apart(Kind::CollideAll, a, b);
+        let pairs = self.pair_query(
             "collide_all",
             [(a, pose_a), (b, pose_b)],
+            apart,
             |oa, ob| cpu::try_collide_all_models(oa, ob, opts),
             |d, oa, ob| d.collide_all_resident(oa, ob, &gpu_options(opts)),
-        )
+        )?;
+        if self.device.is_none() {
+            self.witnesses
+                .set(Kind::CollideAll, a, b, pairs.first().copied());
+        }
+        Ok(pairs)
     }
 
     /// Whether any triangle of `a` intersects any triangle of `b` (or comes within
@@ -128,12 +135,14 @@ impl Context {
     ) -> Result<bool, Error> {
         // On the CPU the pair this model pair touched at last is tested first
         // (`crate::witness`): while it still touches, the query is one exact triangle test.
-        let hint = self.witnesses.get(Kind::CollideAny, a, b);
+        let last = self.witnesses.last(Kind::CollideAny, a, b);
         let found = Cell::new(None);
         let hit = self.pair_query(
             "collide_any",
             [(a, pose_a), (b, pose_b)],
+            last == Some(None),
             |oa, ob| {
+                let hint = last.flatten();
                 found.set(cpu::try_collide_any_models_witness(oa, ob, opts, hint)?);
                 Ok(found.get().is_some())
             },
@@ -145,19 +154,23 @@ impl Context {
         Ok(hit)
     }
 
-    /// A collision query of two posed mesh models: `cpu` on the models' trees of choice, or
-    /// `gpu` on their resident copies on a device context.
+    /// A collision query of two posed mesh models: `cpu` on the models' trees of choice
+    /// (`apart`: this context's last query of the kind found the pair apart, see
+    /// [`crate::CollisionTree::Auto`]), or `gpu` on their resident copies on a device context.
     fn pair_query<R>(
         &self,
         query: &'static str,
         [(a, pose_a), (b, pose_b)]: [(&Model, &Affine3A); 2],
+        apart: bool,
         cpu: impl FnOnce(&ModelObject<'_>, &ModelObject<'_>) -> Result<R, CollideError>,
         gpu: impl FnOnce(&Device, &ResidentObject<'_>, &ResidentObject<'_>) -> gprox_cuda::Result<R>,
     ) -> Result<R, Error> {
         meshes(query, a, b)?;
         match &self.device {
             None => {
-                let (ta, tb) = (a.obb_tree(), b.obb_tree());
+                // Auto: OBB trees only when both stay rigid (no mixed traversal).
+                let apart = apart && !a.moved() && !b.moved();
+                let (ta, tb) = (a.obb_tree(apart), b.obb_tree(apart));
                 let (oa, ob) = (object(a, pose_a, &ta), object(b, pose_b, &tb));
                 Ok(cpu(&oa, &ob)?)
             }
@@ -212,5 +225,63 @@ impl Context {
                 Ok(d.collide_batch(&objects, &gpu_options(opts))?)
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use glam::{Affine3A, Vec3};
+    use gprox_geometry::scene::torus;
+
+    use crate::{Backend, CollideOptions, Context};
+
+    /// `CollisionTree::Auto`: a pair's first query and a pair in contact run on the LBVH; once
+    /// the context found the pair apart, the next query of that kind builds and uses the OBB
+    /// trees — of rigid models only.
+    #[test]
+    fn auto_proves_rigid_pairs_apart_on_obb_trees() {
+        let ctx = Context::new(Backend::Cpu).unwrap();
+        let mesh = torus(1.0, 0.3, 16, 8).unwrap();
+        let (a, b) = (
+            ctx.model(mesh.clone()).unwrap(),
+            ctx.model(mesh.clone()).unwrap(),
+        );
+        let opts = CollideOptions::default();
+        let at = |x: f32| Affine3A::from_translation(Vec3::new(x, 0.0, 0.0));
+        let id = Affine3A::IDENTITY;
+        // Touching, then apart: neither query needed an OBB tree.
+        assert!(ctx.collide_any(&a, &id, &b, &at(0.5), &opts).unwrap());
+        assert!(!ctx.collide_any(&a, &id, &b, &at(5.0), &opts).unwrap());
+        assert!(!a.has_obb_tree() && !b.has_obb_tree());
+        // Found apart last time: this query runs on the OBB trees.
+        assert!(!ctx.collide_any(&a, &id, &b, &at(5.1), &opts).unwrap());
+        assert!(a.has_obb_tree() && b.has_obb_tree());
+        // collide_all keeps its own memory.
+        let (c, mut d) = (
+            ctx.model(mesh.clone()).unwrap(),
+            ctx.model(mesh.clone()).unwrap(),
+        );
+        assert!(ctx
+            .collide_all(&c, &id, &d, &at(5.0), &opts)
+            .unwrap()
+            .is_empty());
+        assert!(!c.has_obb_tree());
+        assert!(ctx
+            .collide_all(&c, &id, &d, &at(5.0), &opts)
+            .unwrap()
+            .is_empty());
+        assert!(c.has_obb_tree() && d.has_obb_tree());
+        // A model that moved is deforming: no OBB tree for its pairs any more.
+        let (e, f) = (
+            ctx.model(mesh.clone()).unwrap(),
+            ctx.model(mesh.clone()).unwrap(),
+        );
+        ctx.update(&mut d, mesh.positions()).unwrap();
+        assert!(!ctx.collide_any(&e, &id, &d, &at(5.0), &opts).unwrap());
+        assert!(!ctx.collide_any(&e, &id, &d, &at(5.0), &opts).unwrap());
+        assert!(!e.has_obb_tree());
+        assert!(!ctx.collide_any(&e, &id, &f, &at(5.0), &opts).unwrap());
+        assert!(!ctx.collide_any(&e, &id, &f, &at(5.0), &opts).unwrap());
+        assert!(e.has_obb_tree() && f.has_obb_tree());
     }
 }
