@@ -120,8 +120,9 @@ fn grid_of(
 }
 
 /// Launches of a device image's evaluation for `face` under `pose` at `epsilon` of the model's
-/// size: one for the texels and one per stored level of its hierarchy (every level above the
-/// leaves, the root alone when it is the leaf), from the grid the CPU's resolution rule picks.
+/// size: one for the texels and one per five stored levels of its hierarchy (every level above
+/// the leaves, the root alone when it is the leaf), from the grid the CPU's resolution rule
+/// picks.
 fn evaluation_launches(
     face: &gprox::geometry::freeform::TrimmedFace,
     pose: &Affine3A,
@@ -133,13 +134,15 @@ fn evaluation_launches(
         (w, h) = (w.div_ceil(2), h.div_ceil(2));
         levels += 1;
     }
-    1 + (levels - 1).max(1)
+    1 + (levels - 1)
+        .max(1)
+        .div_ceil(gprox::cuda::geometry_image::LEVELS_PER_BUILD as u64)
 }
 
 /// A deforming trimmed model (`Model::set_trimmed_surfaces`) against a rigidly moving one on a
 /// device context. When warm, a frame uploads exactly the moved control points (32 B each, none
 /// for the rigid face), adds to a query's launches one per image for its texels and one per
-/// stored level, synchronises once, reads back the 16 B header and 8 B per pair and allocates
+/// five stored levels, synchronises once, reads back the 16 B header and 8 B per pair and allocates
 /// nothing; contacts (pairs and display points) equal the CPU's in both modes, self too. An
 /// exact query on the current images also waits once and reads back no position: at most the
 /// header and 8 + 100 B per overlapping leaf pair (the pairs the device's filtered triangle test

@@ -1,11 +1,15 @@
 // Geometry images on the device (Greß, Guthe, Klein 2006, §4–6): the device twin of
 // crates/query/src/geometry_image/{hierarchy, traverse, self_collide}.rs.
 //
-// 1. gprox_gi_build: one level of a hierarchy image, one thread per node. Level 1 straight from
-//    the texels (the leaf level is not stored: leaf boxes are made from the texels when the
-//    traversal reaches them), every further level the stencil-aware min/max of the up to four
-//    children below; the normal sign bytes with them when the image keeps signs. One launch per
-//    level, all enqueued without waiting.
+// 1. gprox_gi_build: up to five levels of a hierarchy image in one launch (the host's
+//    `LEVELS_PER_BUILD`), one block per tile of nodes. Level 1 straight from the texels (the leaf level is not
+//    stored: leaf boxes are made from the texels when the traversal reaches them), every further
+//    level the stencil-aware min/max of the up to four children below; the normal sign bytes
+//    with them when the image keeps signs. A tile is 2^k nodes square at the launch's first
+//    level, so the children of every node of its later levels lie in the tile: the block builds
+//    one level, waits at a barrier (its global writes are then visible to the whole block) and
+//    builds the next. Five levels a launch (tiles of 16 x 16 nodes): a 512^2 image takes two
+//    launches instead of nine, all enqueued without waiting.
 // 2. gprox_gi_init: counters zeroed and the root pair (when the roots overlap).
 // 3. gprox_gi_step: one breadth-first step, one thread per pair of the frontier (grid-stride
 //    rounds, the pair count is read on the device so the host enqueues every step at once):
@@ -156,12 +160,11 @@ __device__ __forceinline__ void compact_rounds(uint32_t count, uint32_t* counter
 }
 }  // namespace
 
-GPROX_KERNEL(gprox_gi_build, ImageBuildParams) {
-  const ImageFace& f = p.face;
-  const uint32_t l = p.level, w = level_width(f, l), h = level_height(f, l);
-  const uint32_t k = global_thread();
-  if (k >= w * h) return;
-  const uint32_t x = k % w, y = k / w;
+namespace {
+/// Node (x, y) of level l (hierarchy.rs `merge_row`, `merge_signs_row`): at level 1 (or 0 for
+/// a one-quad image) from the quads, above from the up to four children of level l - 1.
+__device__ __forceinline__ void build_node(const ImageFace& f, uint32_t l, uint32_t x, uint32_t y) {
+  const uint32_t k = y * level_width(f, l) + x;
   Aabb* boxes = dev_ptr<Aabb>(f.boxes) + f.level_offset[l];
   int8_t* signs = f.signs != 0 ? dev_ptr<int8_t>(f.signs) + 4 * static_cast<size_t>(f.level_offset[l]) : nullptr;
   int8_t s[4] = {0, 0, 0, 0};
@@ -199,6 +202,25 @@ GPROX_KERNEL(gprox_gi_build, ImageBuildParams) {
   }
   if (signs != nullptr) {
     for (int d = 0; d < 4; ++d) signs[4 * static_cast<size_t>(k) + d] = s[d];
+  }
+}
+}  // namespace
+
+GPROX_KERNEL(gprox_gi_build, ImageBuildParams) {
+  const ImageFace& f = p.face;
+  // Levels p.level..=p.last; the tile is `side` nodes square at p.level, halving each level.
+  const uint32_t side = 1u << (p.last - p.level);
+  const uint32_t tiles_u = (level_width(f, p.level) + side - 1) / side;
+  const uint32_t tx = blockIdx.x % tiles_u, ty = blockIdx.x / tiles_u;
+  for (uint32_t l = p.level; l <= p.last; ++l) {
+    const uint32_t s = side >> (l - p.level);
+    const uint32_t w = level_width(f, l), h = level_height(f, l);
+    for (uint32_t t = threadIdx.x; t < s * s; t += blockDim.x) {
+      const uint32_t x = tx * s + t % s, y = ty * s + t / s;
+      if (x < w && y < h) build_node(f, l, x, y);
+    }
+    // Every thread of the block reaches the barrier, the level's nodes written before it.
+    __syncthreads();
   }
 }
 GPROX_KERNEL_EXPORT(gprox_gi_build, ImageBuildParams)

@@ -51,12 +51,14 @@ struct ImageFace {
   uint32_t level_offset[GPROX_GI_MAX_LEVELS];
 };
 
-/// `gprox_gi_build`: level `level` of one hierarchy image.
+/// `gprox_gi_build`: levels `level..=last` of one hierarchy image (at most five: the tile,
+/// `2^(last - level)` nodes square at `level`, then fits a block), one block per tile.
 struct ImageBuildParams {
   ImageFace face;
-  /// The level made (0 only for a one-quad image).
+  /// The first level made (0 only for a one-quad image).
   uint32_t level;
-  uint32_t pad;
+  /// The last level made.
+  uint32_t last;
 };
 
 /// `gprox_gi_eval`: the positions of one image from its surface's control points

@@ -101,7 +101,8 @@ impl DeviceImage {
     /// The positions of `surface` under `pose` on this image's grid, evaluated on the device
     /// (`GeometryImage::update_positions` there, the same positions bit for bit), and the
     /// hierarchy rebuilt: uploads only the control points (32 B each, none when unchanged since
-    /// the last frame), one launch for the texels and one per stored level; no synchronisation.
+    /// the last frame), one launch for the texels and [`DeviceImage::build_launches`] for the
+    /// hierarchy; no synchronisation.
     /// The first call for a surface shape (degrees, counts, knots) uploads the grid's basis
     /// tables and allocates; later frames allocate nothing. `surface` must be the face's surface
     /// (the stencil, made from its trim loops, stays): the image is then the host's

@@ -9,7 +9,9 @@
 //! sign bytes. A frame either evaluates the positions on the device from the surface's control
 //! points ([`DeviceImage::evaluate`], `eval.rs`: only the control points go up, the grid's basis
 //! tables stay resident) or uploads positions sampled on the host ([`DeviceImage::update`]);
-//! both then enqueue one build launch per level without waiting.
+//! both then enqueue the hierarchy build without waiting: one launch per five levels, each
+//! block building a 16 × 16-node tile through those levels (the nodes of a tile's upper levels
+//! depend only on the tile), so a 512² image takes two launches.
 //!
 //! [`Device::image_collide`] and [`Device::image_self_collide`] enqueue the whole traversal —
 //! the root pair, one launch per level (the frontier size is read on the device), the leaf pairs
@@ -45,6 +47,9 @@ use crate::params::params;
 
 /// Most levels of a hierarchy image (`GPROX_GI_MAX_LEVELS`).
 pub const MAX_LEVELS: usize = 16;
+/// Levels one `gprox_gi_build` launch makes: tiles of `2^4 = 16` nodes square at its first
+/// level (256 nodes, a block's worth), one node at its last.
+pub const LEVELS_PER_BUILD: usize = 5;
 /// Counter word of the leaf pairs to sort (`GPROX_GI_SORT_COUNT`).
 const SORT_COUNT: usize = 2 + 2 * (2 * MAX_LEVELS + 1);
 /// Counter words of a traversal (`GPROX_GI_COUNTERS`: the sort count, then exact mode's
@@ -80,14 +85,15 @@ pub struct ImageFace {
 }
 
 params!(
-    /// `gprox_gi_build`: one level of a hierarchy image.
+    /// `gprox_gi_build`: levels `level..=last` of a hierarchy image, one block per tile of
+    /// `2^(last - level)` nodes square at `level`.
     ImageBuildParams {
         /// The image.
         face: ImageFace,
-        /// The level made.
+        /// The first level made.
         level: u32,
-        /// Padding.
-        pad: u32,
+        /// The last level made.
+        last: u32,
     }
 );
 
@@ -266,7 +272,7 @@ impl DeviceImage {
 
     /// New positions of the same face and grid sampled on the host (a deforming face or a new
     /// pose): uploads them (12 B per texel; [`DeviceImage::evaluate`] uploads only the control
-    /// points) and enqueues the hierarchy build, one launch per stored level; no
+    /// points) and enqueues the hierarchy build ([`DeviceImage::build_launches`] launches); no
     /// synchronisation, no allocation. [`CudaError::LengthMismatch`] when `img` does not
     /// [`DeviceImage::fits`].
     pub fn update(&mut self, device: &Device, img: &GeometryImage) -> Result<()> {
@@ -282,28 +288,40 @@ impl DeviceImage {
         self.build_levels(device)
     }
 
-    /// Enqueues the hierarchy build from the resident positions: one launch per stored level.
+    /// Enqueues the hierarchy build from the resident positions: one launch per
+    /// [`LEVELS_PER_BUILD`] stored levels ([`DeviceImage::build_launches`]).
     fn build_levels(&self, device: &Device) -> Result<()> {
-        let first = if self.sizes.len() == 1 { 0 } else { 1 };
-        for l in first..self.sizes.len() {
-            let (w, h) = self.sizes[l];
+        for (level, last) in self.build_chunks() {
+            let side = 1usize << (last - level);
+            let (w, h) = self.sizes[level];
             let p = ImageBuildParams {
                 face: self.face(),
-                level: l as u32,
-                pad: 0,
+                level: level as u32,
+                last: last as u32,
             };
+            let tiles = (w.div_ceil(side) * h.div_ceil(side)) as u32;
             // SAFETY: the face's buffers hold the image's texels, quads and stored levels (sizes
-            // from `level_sizes`, offsets from `new`); the kernel writes the nodes of level l.
-            unsafe {
-                device.launch(
-                    Kernel::ImageBuild,
-                    device.blocks_for(w * h),
-                    device.block_size(),
-                    &p,
-                )?
-            };
+            // from `level_sizes`, offsets from `new`); block b writes the nodes of tile b of
+            // levels `level..=last` (every node of those levels over all the tiles).
+            unsafe { device.launch(Kernel::ImageBuild, tiles, device.block_size(), &p)? };
         }
         Ok(())
+    }
+
+    /// The levels of each build launch: the stored levels (from 1; the root alone when it is
+    /// the leaf level) in runs of at most [`LEVELS_PER_BUILD`].
+    fn build_chunks(&self) -> impl Iterator<Item = (usize, usize)> {
+        let first = if self.sizes.len() == 1 { 0 } else { 1 };
+        let top = self.sizes.len() - 1;
+        (first..=top)
+            .step_by(LEVELS_PER_BUILD)
+            .map(move |l| (l, (l + LEVELS_PER_BUILD - 1).min(top)))
+    }
+
+    /// Kernel launches of one hierarchy build ([`DeviceImage::update`], and
+    /// [`DeviceImage::evaluate`] after its one launch for the texels).
+    pub fn build_launches(&self) -> usize {
+        self.build_chunks().count()
     }
 
     /// The layout the kernels read.
