@@ -104,26 +104,35 @@ pub struct ImageQueryStats {
 /// device left undecided are kept only when the CPU's exact test on their corners says they
 /// intersect.
 fn texel_pairs(leaves: LeafPairs, layout: KeyLayout, face_a: u32, face_b: u32) -> Vec<TexelPair> {
+    let pair = |k: u64| {
+        let (quad_a, quad_b) = layout.quads(k);
+        TexelPair {
+            face_a,
+            quad_a,
+            face_b,
+            quad_b,
+        }
+    };
+    // One allocation of the exact size (a filtered collect would grow it step by step, and
+    // fresh pages cost more than the conversion).
+    if leaves.undecided.is_empty() {
+        return leaves.keys.iter().map(|&k| pair(k)).collect();
+    }
     let mut keep = vec![true; leaves.keys.len()];
     for u in &leaves.undecided {
         let corners = |c: [[f32; 3]; 4]| c.map(glam::Vec3::from);
         keep[u.index as usize] = quad_corners_intersect(corners(u.a), corners(u.b));
     }
-    leaves
-        .keys
-        .into_iter()
-        .zip(keep)
-        .filter(|&(_, k)| k)
-        .map(|(k, _)| {
-            let (quad_a, quad_b) = layout.quads(k);
-            TexelPair {
-                face_a,
-                quad_a,
-                face_b,
-                quad_b,
-            }
-        })
-        .collect()
+    let mut out = Vec::with_capacity(keep.iter().filter(|&&k| k).count());
+    out.extend(
+        leaves
+            .keys
+            .iter()
+            .zip(&keep)
+            .filter(|&(_, &k)| k)
+            .map(|(&k, _)| pair(k)),
+    );
+    out
 }
 
 /// One traversal step on the host's side: parents' levels and which trees descend.
