@@ -38,7 +38,8 @@ fn two_tori(segments: u32, sides: u32, pose: &Affine3A) -> gprox::geometry::TriM
 }
 
 /// The built-in two-tori scene, every frame: collide-all and collide-any on resident models
-/// within budget, and equal to the CPU's answers.
+/// within budget (one synchronisation a query; on a GPU one query of the scene may take a
+/// second, see below), and equal to the CPU's answers.
 #[test]
 fn two_tori_collide_stays_within_budget() {
     let scene = Scene::builtin();
@@ -54,6 +55,12 @@ fn two_tori_collide_stays_within_budget() {
     );
     let opts = CollideOptions::default();
     let mut touching_frames = 0;
+    // A query enqueues as many traversal rounds as the last one of its kind needed, with
+    // slack; a deeper traversal costs one more synchronisation. The emulator's schedule is
+    // fixed and the slack always suffices; on a GPU the work balancing races and the rounds
+    // vary, so one query of the scene may take the second synchronisation.
+    let mut second_syncs = 0;
+    let allowed = u32::from(!matches!(emu.backend(), Backend::Emulated));
     for f in 0..scene.frame_count() {
         let (pa, pb) = (scene.pose(f, 0), scene.pose(f, 1));
         let want = cpu.collide_all(&ca, &pa, &cb, &pb, &opts).unwrap();
@@ -67,14 +74,16 @@ fn two_tori_collide_stays_within_budget() {
             continue;
         }
         let pair_bytes = 8 * got.len() as u64;
-        assert!(all.syncs <= 1, "frame {f}: {all:?}");
+        second_syncs += u32::from(all.syncs == 2) + u32::from(any_ops.syncs == 2);
+        assert!(second_syncs <= allowed, "frame {f}: {all:?} {any_ops:?}");
+        assert!(all.syncs <= 2, "frame {f}: {all:?}");
         assert!(all.h2d_bytes <= 4096, "frame {f}: {all:?}");
         // Undecided pairs come back too (flagged for the exact host test): at most the
         // kept pairs plus those, and never more than the header beyond the pairs when none is
         // undecided.
         assert!(all.d2h_bytes >= HEADER + pair_bytes, "frame {f}: {all:?}");
         assert_eq!(all.allocations, 0, "frame {f}: {all:?}");
-        assert!(any_ops.syncs <= 1, "frame {f}: {any_ops:?}");
+        assert!(any_ops.syncs <= 2, "frame {f}: {any_ops:?}");
         assert_eq!(any_ops.allocations, 0, "frame {f}: {any_ops:?}");
         assert!(any_ops.h2d_bytes <= 4096, "frame {f}: {any_ops:?}");
         if any {
