@@ -10,7 +10,7 @@
 //! world corners, so every box contains its world triangles exactly — the same guarantee the
 //! padded box mapping of `collide/frame.rs` gives, without its rounding analysis.
 
-use std::cell::RefCell;
+use std::sync::Mutex;
 
 use glam::DVec3;
 use gprox_bvh::{Bvh, LEAF};
@@ -199,22 +199,23 @@ fn world_vertices_into(o: &CollisionObject<'_>, mut out: Vec<DVec3>) -> Vec<DVec
     out
 }
 
-/// How many buffers of each kind a thread keeps from dropped [`World`]s.
-const SPARE_BUFFERS: usize = 4;
+/// How many buffers of each kind are kept from dropped [`World`]s.
+const SPARE_BUFFERS: usize = 8;
 
-/// The buffers of [`World`]s dropped on this thread, reused by the next ones: a query builds
-/// and drops worlds of the same sizes every frame, and fresh allocations that large go back to
-/// the operating system when freed and fault in again page by page: on the deforming tori
-/// (2 × 5,000 triangles) that was two thirds of `IntersectionSweep::new`.
-#[derive(Default)]
+/// The buffers of dropped [`World`]s, reused by the next ones: a query builds and drops worlds
+/// of the same sizes every frame, and fresh allocations that large go back to the operating
+/// system when freed and fault in again page by page: on the deforming tori (2 × 5,000
+/// triangles) that was two thirds of `IntersectionSweep::new`. One pool for all threads (a
+/// pair query builds its two worlds on two threads and drops them on one).
 struct Spare {
     vertices: Vec<Vec<DVec3>>,
     nodes: Vec<Vec<Node>>,
 }
 
-thread_local! {
-    static SPARE: RefCell<Spare> = RefCell::new(Spare::default());
-}
+static SPARE: Mutex<Spare> = Mutex::new(Spare {
+    vertices: Vec::new(),
+    nodes: Vec::new(),
+});
 
 impl Drop for World<'_> {
     fn drop(&mut self) {
@@ -222,16 +223,13 @@ impl Drop for World<'_> {
             std::mem::take(&mut self.vertices),
             std::mem::take(&mut self.nodes),
         );
-        // `try_with`: nothing to keep while the thread is being torn down.
-        let _ = SPARE.try_with(|s| {
-            let mut s = s.borrow_mut();
-            if s.vertices.len() < SPARE_BUFFERS {
-                s.vertices.push(vertices);
-            }
-            if s.nodes.len() < SPARE_BUFFERS {
-                s.nodes.push(nodes);
-            }
-        });
+        let mut s = SPARE.lock().unwrap_or_else(|e| e.into_inner());
+        if s.vertices.len() < SPARE_BUFFERS {
+            s.vertices.push(vertices);
+        }
+        if s.nodes.len() < SPARE_BUFFERS {
+            s.nodes.push(nodes);
+        }
     }
 }
 
@@ -247,12 +245,10 @@ impl<'a> World<'a> {
     /// `o`'s mesh) to them.
     pub(crate) fn with_shape(o: &CollisionObject<'a>, shape: &Shape) -> Self {
         let faces = o.mesh.faces();
-        let (vertices, nodes) = SPARE
-            .try_with(|s| {
-                let mut s = s.borrow_mut();
-                (s.vertices.pop(), s.nodes.pop())
-            })
-            .unwrap_or_default();
+        let (vertices, nodes) = {
+            let mut s = SPARE.lock().unwrap_or_else(|e| e.into_inner());
+            (s.vertices.pop(), s.nodes.pop())
+        };
         let vertices = world_vertices_into(o, vertices.unwrap_or_default());
         let nodes = shape.refit_into(
             nodes.unwrap_or_default(),

@@ -8,8 +8,8 @@ use rayon::prelude::*;
 use super::column::{ColumnScratch, ColumnTile};
 use super::intersect::{intersect_worlds, surface_point, IntersectionSample, SurfacePoint};
 use super::lattice::{cell_order, jobs, CellBox, Lattice};
-use super::{check_cells, prepare, ImageSpaceError, ImageSpaceOptions};
-use crate::collide::{CollisionObject, Side};
+use super::{check_cells, prepare_pair, ImageSpaceError, ImageSpaceOptions};
+use crate::collide::CollisionObject;
 use crate::world::World;
 
 /// The contact of one region of the intersection.
@@ -170,8 +170,7 @@ pub fn separation(
     options: &ImageSpaceOptions,
 ) -> Result<Option<Separation>, ImageSpaceError> {
     let h = options.spacing()?;
-    let wa = prepare(a, Side::A)?;
-    let wb = prepare(b, Side::B)?;
+    let (wa, wb) = prepare_pair(a, b)?;
     let mut check = *options;
     check.depths = false;
     if intersect_worlds(&wa, &wb, h, &check)?.count() > 0 {

@@ -10,9 +10,10 @@ use super::contact::{contacts, Contact};
 use super::depth::{surface_points, DepthScratch, Surface, BLOCK};
 use super::lattice::{cell_order, jobs, merge_disjoint, CellBox, Job, Lattice};
 use super::{
-    check_cells, prepare, region, ImageSpaceError, ImageSpaceOptions, SAMPLE_INSIDE, SAMPLE_NEAR,
+    check_cells, prepare_pair, region, ImageSpaceError, ImageSpaceOptions, SAMPLE_INSIDE,
+    SAMPLE_NEAR,
 };
-use crate::collide::{CollisionObject, Side};
+use crate::collide::CollisionObject;
 use crate::world::World;
 
 /// The nearest point of a surface to a sample.
@@ -299,8 +300,7 @@ pub fn intersect(
     options: &ImageSpaceOptions,
 ) -> Result<Intersection, ImageSpaceError> {
     let h = options.spacing()?;
-    let wa = prepare(a, Side::A)?;
-    let wb = prepare(b, Side::B)?;
+    let (wa, wb) = prepare_pair(a, b)?;
     intersect_worlds(&wa, &wb, h, options)
 }
 

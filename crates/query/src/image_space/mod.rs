@@ -174,6 +174,16 @@ fn prepare<'a>(o: &CollisionObject<'a>, side: Side) -> Result<World<'a>, ImageSp
     World::new(o, side).map_err(|e| ImageSpaceError::Mesh(e.into()))
 }
 
+/// [`prepare`] for both objects of a pair query, side by side on the rayon pool (each
+/// transforms its vertices and refits its world tree); A's error first when both fail.
+fn prepare_pair<'a>(
+    a: &CollisionObject<'a>,
+    b: &CollisionObject<'a>,
+) -> Result<(World<'a>, World<'a>), ImageSpaceError> {
+    let (wa, wb) = rayon::join(|| prepare(a, Side::A), || prepare(b, Side::B));
+    Ok((wa?, wb?))
+}
+
 /// Fails when `cells` exceeds the limit.
 fn check_cells(cells: u64, options: &ImageSpaceOptions) -> Result<(), ImageSpaceError> {
     if cells > options.max_cells {

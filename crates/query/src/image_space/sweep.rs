@@ -8,8 +8,8 @@ use super::column::{ColumnScratch, ColumnTile, Sample};
 use super::intersect::{Intersection, Part, Plan};
 use super::lattice::{CellBox, Lattice};
 use super::sweep_depths::SweepSamples;
-use super::{prepare, ImageSpaceError, ImageSpaceOptions, SAMPLE_UNDECIDED};
-use crate::collide::{CollisionObject, Side};
+use super::{prepare_pair, ImageSpaceError, ImageSpaceOptions, SAMPLE_UNDECIDED};
+use crate::collide::CollisionObject;
 use crate::world::World;
 
 /// One tile of an [`IntersectionSweep`]: a box of cells swept in ray columns along `axis`.
@@ -102,8 +102,7 @@ impl<'a> IntersectionSweep<'a> {
         options: &ImageSpaceOptions,
     ) -> Result<Self, ImageSpaceError> {
         let h = options.spacing()?;
-        let wa = prepare(a, Side::A)?;
-        let wb = prepare(b, Side::B)?;
+        let (wa, wb) = prepare_pair(a, b)?;
         let plan = Plan::new(&wa, &wb, h, options)?;
         let tiles: Vec<SweepTile> = plan
             .jobs
