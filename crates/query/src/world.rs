@@ -10,7 +10,7 @@
 //! world corners, so every box contains its world triangles exactly — the same guarantee the
 //! padded box mapping of `collide/frame.rs` gives, without its rounding analysis.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use glam::DVec3;
 use gprox_bvh::{Bvh, LEAF};
@@ -199,6 +199,51 @@ fn world_vertices_into(o: &CollisionObject<'_>, mut out: Vec<DVec3>) -> Vec<DVec
     out
 }
 
+/// A tree's [`Shape`] with the links it was made from.
+struct KnownShape {
+    faces: usize,
+    links: Vec<[u32; 2]>,
+    shape: Arc<Shape>,
+}
+
+/// How many shapes [`recent_shape`] remembers.
+const KNOWN_SHAPES: usize = 4;
+
+/// The shapes of the trees seen last, newest last.
+static KNOWN: Mutex<Vec<Arc<KnownShape>>> = Mutex::new(Vec::new());
+
+/// [`Shape::new`] for `bvh`, remembered: a deforming model refits its tree every frame but
+/// keeps its links, so its shape (a validating walk that reads the nodes in tree order) is made
+/// once. A remembered shape is used only for a tree whose links equal the ones it was made from
+/// (compared in full, in one sequential pass) over the same face count: the shape depends on
+/// nothing else.
+fn recent_shape(bvh: &Bvh, faces: usize, object: Side) -> Result<Arc<Shape>, WorldTreeError> {
+    let known = KNOWN.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let same = |k: &KnownShape| {
+        k.faces == faces
+            && k.links.len() == bvh.nodes.len()
+            && k.links
+                .iter()
+                .zip(&bvh.nodes)
+                .all(|(l, n)| l[0] == n.left && l[1] == n.right)
+    };
+    if let Some(k) = known.iter().rev().find(|k| same(k)) {
+        return Ok(k.shape.clone());
+    }
+    let shape = Arc::new(Shape::new(bvh, faces, object)?);
+    let entry = Arc::new(KnownShape {
+        faces,
+        links: bvh.nodes.iter().map(|n| [n.left, n.right]).collect(),
+        shape: shape.clone(),
+    });
+    let mut known = KNOWN.lock().unwrap_or_else(|e| e.into_inner());
+    if known.len() == KNOWN_SHAPES {
+        known.remove(0);
+    }
+    known.push(entry);
+    Ok(shape)
+}
+
 /// How many buffers of each kind are kept from dropped [`World`]s.
 const SPARE_BUFFERS: usize = 8;
 
@@ -237,7 +282,7 @@ impl<'a> World<'a> {
     /// Transforms the vertices and refits the tree (validating its links: every child in
     /// range, every node reached once, every leaf naming an existing face).
     pub(crate) fn new(o: &CollisionObject<'a>, object: Side) -> Result<Self, WorldTreeError> {
-        let shape = Shape::new(o.bvh, o.mesh.face_count(), object)?;
+        let shape = recent_shape(o.bvh, o.mesh.face_count(), object)?;
         Ok(Self::with_shape(o, &shape))
     }
 

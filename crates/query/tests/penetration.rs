@@ -419,22 +419,29 @@ fn open_and_misoriented_meshes_are_rejected() {
             ..
         })
     ));
-    // Malformed trees (a node that is its own child, a child out of range, a leaf naming a
-    // missing face): typed errors, no panic, no endless loop.
+    // Malformed trees (a node that is its own child, a child out of range, a node reached
+    // twice, a leaf naming a missing face): typed errors, no panic, no endless loop — also
+    // right after the well-formed tree they were made from was used (its shape is remembered,
+    // and must not be taken for theirs).
     let m = cube(Vec3::ZERO, Vec3::ONE);
     let good = build(&m);
     let mut cyclic = good.clone();
     cyclic.nodes[0].left = 0;
     let mut out_of_range = good.clone();
     out_of_range.nodes[0].right = 1000;
+    let mut twice = good.clone();
+    twice.nodes[0].right = twice.nodes[0].left;
     let mut bad_face = good.clone();
     let leaf = bad_face.nodes.iter().position(|n| n.is_leaf()).unwrap();
     bad_face.nodes[leaf].left = 99;
     for (bvh, what) in [
         (&cyclic, "cycle"),
         (&out_of_range, "range"),
+        (&twice, "twice"),
         (&bad_face, "face"),
     ] {
+        let og = CollisionObject::new(&m, &good, Pose64::IDENTITY).unwrap();
+        penetration(&og, &ob).unwrap();
         let oa = CollisionObject {
             mesh: &m,
             bvh,
