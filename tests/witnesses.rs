@@ -9,8 +9,29 @@ use gprox::geometry::scene::torus;
 use gprox::geometry::transform::Pose64;
 use gprox::geometry::TriMesh;
 use gprox::{
-    Affine3A, Backend, CollideOptions, CollisionTree, Context, DistanceOptions, ModelOptions, Vec3,
+    Affine3A, Backend, CollideOptions, CollisionTree, Context, DistanceOptions, Model,
+    ModelOptions, Vec3,
 };
+
+/// `a` at the identity against `b` at `pose`: collide-any and collide-all of `ctx` answer as
+/// the brute-force pairs `want`.
+fn check_collisions(
+    ctx: &Context,
+    (a, b): (&Model, &Model),
+    pose: &Affine3A,
+    want: &[[u32; 2]],
+    what: &str,
+) {
+    let opts = CollideOptions::default();
+    let any = ctx
+        .collide_any(a, &Affine3A::IDENTITY, b, pose, &opts)
+        .unwrap();
+    assert_eq!(any, !want.is_empty(), "{what}");
+    let all = ctx
+        .collide_all(a, &Affine3A::IDENTITY, b, pose, &opts)
+        .unwrap();
+    assert_eq!(all, want, "{what}");
+}
 
 /// A context remembers each model pair's last witness (temporal coherence) and tries it first:
 /// over a sliding sequence — touching, staying in touch, parting, apart, touching again, and
@@ -28,7 +49,6 @@ fn remembered_witnesses_change_no_answer() {
         ctx.model(ma.clone()).unwrap(),
         ctx.model(mb.clone()).unwrap(),
     );
-    let opts = CollideOptions::default();
     let mut stretched = ma.clone();
     for (k, &x) in xs.iter().enumerate() {
         if k == 7 {
@@ -57,14 +77,7 @@ fn remembered_witnesses_change_no_answer() {
             fresh.model(mb.clone()).unwrap(),
         );
         for _ in 0..2 {
-            let any = ctx
-                .collide_any(&a, &Affine3A::IDENTITY, &b, &pose, &opts)
-                .unwrap();
-            assert_eq!(any, !want.is_empty(), "frame {k}");
-            let all = ctx
-                .collide_all(&a, &Affine3A::IDENTITY, &b, &pose, &opts)
-                .unwrap();
-            assert_eq!(all, want, "frame {k}");
+            check_collisions(&ctx, (&a, &b), &pose, &want, &format!("frame {k}"));
             let d = ctx
                 .distance(
                     &a,
@@ -100,7 +113,6 @@ fn every_collision_tree_option_gives_the_same_answers() {
     );
     let xs = [0.5, 1.6, 2.6, 2.7, 0.9, 0.92, 3.0, 0.55];
     let trees = [CollisionTree::Auto, CollisionTree::Aabb, CollisionTree::Obb];
-    let opts = CollideOptions::default();
     for (ta, tb) in trees
         .iter()
         .flat_map(|&t| [(t, t), (CollisionTree::Auto, t)])
@@ -122,14 +134,13 @@ fn every_collision_tree_option_gives_the_same_answers() {
             let want =
                 oracle::brute_force_pairs(&ma, &Pose64::IDENTITY, &mb, &Pose64::from_affine(&pose));
             for _ in 0..2 {
-                let any = ctx
-                    .collide_any(&a, &Affine3A::IDENTITY, &b, &pose, &opts)
-                    .unwrap();
-                assert_eq!(any, !want.is_empty(), "{ta:?}/{tb:?} frame {k}");
-                let all = ctx
-                    .collide_all(&a, &Affine3A::IDENTITY, &b, &pose, &opts)
-                    .unwrap();
-                assert_eq!(all, want, "{ta:?}/{tb:?} frame {k}");
+                check_collisions(
+                    &ctx,
+                    (&a, &b),
+                    &pose,
+                    &want,
+                    &format!("{ta:?}/{tb:?} frame {k}"),
+                );
             }
         }
     }

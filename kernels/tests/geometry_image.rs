@@ -40,6 +40,16 @@ fn assert_same_levels(img: &GeometryImage, dev: &DeviceImage) {
     }
 }
 
+/// A waved patch with a triangular hole in its stencil.
+fn holed_patch() -> TrimmedFace {
+    let hole = [
+        DVec2::new(0.3, 0.2),
+        DVec2::new(0.2, 0.7),
+        DVec2::new(0.75, 0.6),
+    ];
+    with_hole(patch(wave(0.3, 0.2), DVec3::ZERO), &hole)
+}
+
 /// The tiled build (five levels a launch, a block per 16 × 16-node tile) on grids of many
 /// shapes — one quad, thin strips, odd sides, several tiles per side, two and three launches —
 /// with a hole in the stencil and the sign bytes: every level equals the CPU's, and the build
@@ -47,12 +57,7 @@ fn assert_same_levels(img: &GeometryImage, dev: &DeviceImage) {
 #[test]
 fn tiled_hierarchy_build_equals_cpu_on_many_grid_shapes() {
     let d = Device::for_tests();
-    let hole = [
-        DVec2::new(0.3, 0.2),
-        DVec2::new(0.2, 0.7),
-        DVec2::new(0.75, 0.6),
-    ];
-    let face = with_hole(patch(wave(0.3, 0.2), DVec3::ZERO), &hole);
+    let face = holed_patch();
     let spec = ImageSpec::new(0, face.surface(), &Pose64::IDENTITY, 0.1, None)
         .unwrap()
         .unwrap();
@@ -92,13 +97,8 @@ fn tiled_hierarchy_build_equals_cpu_on_many_grid_shapes() {
 #[test]
 fn hierarchy_equals_cpu_on_trimmed_odd_images() {
     let d = Device::for_tests();
-    let hole = [
-        DVec2::new(0.3, 0.2),
-        DVec2::new(0.2, 0.7),
-        DVec2::new(0.75, 0.6),
-    ];
     for eps in [0.045, 0.2] {
-        let face = with_hole(patch(wave(0.3, 0.2), DVec3::ZERO), &hole);
+        let face = holed_patch();
         let img = image(0, &face, eps);
         assert!(img.quad_stencil.contains(&0), "the hole clears quads");
         let dev = DeviceImage::new(&d, &img, true).unwrap();
