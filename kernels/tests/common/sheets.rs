@@ -1,11 +1,12 @@
 //! Sheets and images shared by the geometry-image kernel tests.
 #![allow(dead_code)]
 
+use gprox_cuda::DeviceImage;
 use gprox_geometry::freeform::trimmed::{LoopRole, TrimLoop};
 use gprox_geometry::freeform::{NurbsSurface, TrimmedFace};
 use gprox_geometry::glam::{DVec2, DVec3};
 use gprox_geometry::transform::Pose64;
-use gprox_query::geometry_image::GeometryImage;
+use gprox_query::geometry_image::{GeometryImage, HierarchyImage};
 
 /// A bicubic Bézier patch over [0,1]² with heights `h(i, j)` on its 4 × 4 net, moved by `shift`.
 pub fn patch(h: impl Fn(usize, usize) -> f64, shift: DVec3) -> NurbsSurface {
@@ -50,4 +51,16 @@ pub fn key_passes(a: &GeometryImage, b: &GeometryImage, exact: bool) -> u64 {
         + bits(b.height() - 1)
         + u64::from(exact);
     total.div_ceil(8).max(1)
+}
+
+/// The device's levels equal the CPU's: boxes, signs, sizes, the leaf level unstored.
+pub fn assert_same_levels(img: &GeometryImage, dev: &DeviceImage) {
+    let cpu = HierarchyImage::build_with_signs(img);
+    let got = dev.download_levels().unwrap();
+    assert_eq!(got.len(), cpu.levels.len());
+    for (l, (g, c)) in got.iter().zip(&cpu.levels).enumerate() {
+        assert_eq!((g.width, g.height), (c.width, c.height), "level {l}");
+        assert_eq!(g.boxes, c.boxes, "level {l}");
+        assert_eq!(g.signs, c.signs, "level {l}");
+    }
 }
