@@ -246,13 +246,13 @@ impl Model {
     }
 
     /// The OBB tree of collision queries over the current positions when the options ask for
-    /// one — [`CollisionTree::Obb`], or [`CollisionTree::Auto`] with `apart` (the context last
-    /// found this pair apart and neither model ever moved) — built on first use and rebuilt
-    /// after the positions moved; `None` for the AABB LBVH.
+    /// one — [`CollisionTree::Obb`], or [`CollisionTree::Auto`] with `apart` (the caller's
+    /// verdict: the context last found this pair apart and neither model ever moved) — built on
+    /// first use and rebuilt after the positions moved; `None` for the AABB LBVH.
     pub(crate) fn obb_tree(&self, apart: bool) -> Option<Arc<BvTree<Obb>>> {
         let wanted = match self.options.collision_tree {
             CollisionTree::Obb => true,
-            CollisionTree::Auto => apart && !self.moved(),
+            CollisionTree::Auto => apart,
             CollisionTree::Aabb => false,
         };
         if !wanted {
