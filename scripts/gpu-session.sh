@@ -63,10 +63,10 @@ extra() { # NAME ARGS...
   { echo; echo "# $name $*"; echo '```'; cat "$o/extra-$name.log"; echo '```'; } | report
 }
 extra geometry_images 40 --cuda
-extra penetration-field --backend cuda --repeats 3 --out "$o/penetration-field"
+extra penetration-field --backend cuda --repeats 3 --profile --out "$o/penetration-field"
 # #16's device frame taken apart: classification alone on the device, and the host's share of a
 # frame (localisation, tiles, reading the codes, contacts) on this host's CPU.
-extra penetration-field --backend cuda --repeats 5 --scales 1 --no-depths --out "$o/pf-classify"
+extra penetration-field --backend cuda --repeats 5 --scales 1 --no-depths --profile --out "$o/pf-classify"
 extra image-depths --repeats 10 --scales 1
 
 tar -czf "$out/out.tgz" -C "$o" .

@@ -161,6 +161,18 @@ impl Context {
         }
     }
 
+    /// The device this context runs on (`None` on the CPU): for what the facade does not
+    /// cover, e.g. the kernel profiler ([`Device::set_profiling`]).
+    ///
+    /// ```
+    /// use gprox::{Backend, Context};
+    /// assert!(Context::new(Backend::Cpu).unwrap().device().is_none());
+    /// assert!(Context::new(Backend::Emulated).unwrap().device().is_some());
+    /// ```
+    pub fn device(&self) -> Option<&Device> {
+        self.device.as_ref()
+    }
+
     /// Device operations performed so far by this context (launches, host synchronisations,
     /// bytes copied each way, allocations); `None` on the CPU. Subtract two snapshots for the
     /// cost of the queries in between.

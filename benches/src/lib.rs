@@ -11,6 +11,7 @@ pub mod external;
 pub mod field_oracle;
 pub mod harness;
 pub mod image_query;
+pub mod kernel_profile;
 pub mod oracle;
 #[cfg(feature = "parry")]
 pub mod parry;

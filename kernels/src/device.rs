@@ -13,6 +13,7 @@ use crate::kernel::Kernel;
 use crate::ops::{DeviceOps, OpCounter};
 use crate::params::KernelParams;
 use crate::pool::Pool;
+use crate::profile::{KernelTime, Profiler};
 
 /// Most threads per block any kernel is written for (`GPROX_MAX_BLOCK` in `common.cuh`, the
 /// kernels' `__launch_bounds__`).
@@ -39,6 +40,8 @@ pub struct Device {
     pub(crate) pool: Arc<Pool>,
     /// Identity shared by clones ([`Device::id`]).
     id: u64,
+    /// Per-kernel timing, when on ([`Device::set_profiling`]).
+    profiler: Arc<Profiler>,
 }
 
 /// Source of [`Device::id`]s.
@@ -70,6 +73,7 @@ impl Device {
             backend,
             ops: Arc::default(),
             pool: Arc::default(),
+            profiler: Arc::default(),
             id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         }
     }
@@ -218,12 +222,17 @@ impl Device {
             Backend::Emulated => {
                 // SAFETY: the params struct matches the kernel (size checked, layout tested) and
                 // the caller vouches for the addresses in it.
-                let rc = unsafe {
+                let run = || unsafe {
                     (kernel.emulator())(
                         grid,
                         block,
                         (params as *const P).cast::<std::ffi::c_void>(),
                     )
+                };
+                let rc = if self.profiler.is_on() {
+                    self.profiler.host(kernel.name(), run)
+                } else {
+                    run()
                 };
                 if rc != 0 {
                     return Err(CudaError::InvalidLaunch {
@@ -232,6 +241,14 @@ impl Device {
                         block,
                     });
                 }
+                Ok(())
+            }
+            Backend::Cuda(c) if self.profiler.is_on() => {
+                let start = c.record_event()?;
+                // SAFETY: as above, forwarded to the caller's guarantee.
+                unsafe { c.launch(kernel, grid, block, params)? };
+                self.profiler
+                    .events(kernel.name(), start, c.record_event()?);
                 Ok(())
             }
             // SAFETY: as above, forwarded to the caller's guarantee.
@@ -268,6 +285,28 @@ impl Device {
                 Ok((r, Some(ms)))
             }
         }
+    }
+
+    /// Turns the kernel profiler on or off for this device and its clones: while on, every
+    /// launch is timed (GPU events around it, the host's clock in the emulator) until
+    /// [`Device::take_profile`]. Profiling adds two event records to each launch.
+    ///
+    /// ```
+    /// use gprox_cuda::Device;
+    /// let d = Device::emulated();
+    /// d.set_profiling(true);
+    /// let _ = d.sort_codes(&[3, 1, 2]).unwrap();
+    /// let profile = d.take_profile().unwrap();
+    /// assert!(profile.iter().map(|k| k.launches).sum::<u64>() > 0);
+    /// ```
+    pub fn set_profiling(&self, on: bool) {
+        self.profiler.set(on);
+    }
+
+    /// Per-kernel launches and summed milliseconds since profiling was turned on or last taken,
+    /// in order of first launch (waits for the device to finish them); clears them.
+    pub fn take_profile(&self) -> Result<Vec<KernelTime>> {
+        self.profiler.take()
     }
 
     /// Copies `src` into the start of `dst` on the device (no host transfer; counted as a launch,

@@ -42,6 +42,7 @@ pub mod lbvh;
 pub mod ops;
 pub mod params;
 mod pool;
+pub mod profile;
 pub mod resident;
 pub mod self_collide;
 pub mod world;
@@ -54,6 +55,7 @@ pub use error::{CudaError, Result};
 pub use geometry_image::DeviceImage;
 pub use kernel::Kernel;
 pub use ops::DeviceOps;
+pub use profile::KernelTime;
 pub use resident::ResidentMesh;
 pub use self_collide::GpuSelfCollisions;
 

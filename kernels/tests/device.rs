@@ -88,3 +88,26 @@ fn buffers_round_trip() {
     let z = d.alloc_zeros::<u32>(0).unwrap();
     assert!(z.is_empty());
 }
+
+#[test]
+fn profile_counts_every_launch_while_on_and_none_after() {
+    let d = Device::for_tests();
+    let codes: Vec<u64> = (0..5000u64)
+        .map(|i| (i * 2_654_435_761) % 100_003)
+        .collect();
+    d.set_profiling(true);
+    let before = d.ops();
+    let (sorted, _) = d.sort_codes(&codes).unwrap();
+    let launched = (d.ops() - before).launches;
+    d.set_profiling(false);
+    let profile = d.take_profile().unwrap();
+    let mut want = codes.clone();
+    want.sort_unstable();
+    assert_eq!(sorted, want);
+    assert!(launched > 0);
+    assert_eq!(profile.iter().map(|k| k.launches).sum::<u64>(), launched);
+    assert!(profile.iter().all(|k| k.ms >= 0.0 && k.ms.is_finite()));
+    // Off: nothing recorded, and taking cleared the earlier marks.
+    let _ = d.sort_codes(&codes).unwrap();
+    assert!(d.take_profile().unwrap().is_empty());
+}

@@ -10,7 +10,8 @@
 //!    control points and the hierarchies built (`DeviceImage::evaluate`), the traversal and the
 //!    sort of its pairs (`Device::image_collide`, one synchronisation), against the baseline of
 //!    host positions uploaded (`DeviceImage::update`); wall clock and GPU time by CUDA events,
-//!    with the pairs checked against the CPU's (see `device_frames`).
+//!    with the pairs checked against the CPU's (see `device_frames`), and the kernel profile of
+//!    the whole frame (per kernel: launches and GPU time per frame).
 //!
 //! ```text
 //! RAYON_NUM_THREADS=2 cargo run --release -p gprox-bench --bin geometry_images -- [frames] [--cuda]
@@ -203,6 +204,19 @@ fn device_frames(frames: usize, a: &mut GeometryImage, b: &mut GeometryImage) {
             assert_eq!(frame_pairs, cpu);
         }
     }
+    // The whole frame again with the kernel profiler on: where the device time goes.
+    let profile = gprox_bench::kernel_profile::profile_frames(&d, frames, |f| {
+        let t = f as f64 / 50.0;
+        let (sa, sb) = (sheet(t, 0.0, 0.1, 0.0), sheet(t, 0.02, 0.1, 0.3));
+        da.evaluate(&d, &sa, &pose)?;
+        db.evaluate(&d, &sb, &pose)?;
+        d.image_collide((a, &da), (b, &db), Mode::Approximate)
+            .map(|_| ())
+    })
+    .unwrap();
+    println!(
+        "cuda:0 kernel profile of the whole frame (GPU events around each launch):\n{profile}"
+    );
     // One more frame, untimed, for the device counter: the control points of both sheets up,
     // evaluate + hierarchies + traversal + sort, one synchronisation.
     let (sa, sb) = (sheet(0.5, 0.0, 0.1, 0.0), sheet(0.5, 0.02, 0.1, 0.3));

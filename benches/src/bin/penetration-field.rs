@@ -10,12 +10,14 @@
 //!
 //! ```text
 //! cargo run --release -p gprox-bench --bin penetration-field -- [--backend cpu|cuda|emulated]
-//!     [--repeats N] [--frames N] [--frame F] [--scales 0.25,1] [--no-depths] [--out DIR]
+//!     [--repeats N] [--frames N] [--frame F] [--scales 0.25,1] [--no-depths] [--profile] [--out DIR]
 //! ```
 //!
 //! `--scales` picks the tolerances (multiples of d, default `0.25,0.5,1,2,4`) and `--frame F`
 //! runs only frame `F` (e.g. the deepest at d/4, frame 0) — for profiling one case;
 //! `--no-depths` times the classification alone (count and volume, no per-sample depths).
+//! `--profile` adds the kernel profile of the frames at `d` on a device backend (per kernel:
+//! launches and device time per frame).
 //!
 //! Prints markdown and writes `DIR/penetration-field.md` and `DIR/penetration-field.png`
 //! (default `target/bench`).
@@ -27,11 +29,12 @@ use std::time::Instant;
 use anyhow::{bail, Context as _, Result};
 use gprox::render::Picture;
 use gprox::{Backend, Context, ImageSpaceOptions, Intersection, Model};
+use gprox_bench::kernel_profile::profile_frames;
 use gprox_bench::query::field_tolerance;
 use gprox_geometry::scene::Scene;
 
 const USAGE: &str = "penetration-field [--backend cpu|cuda|emulated] [--repeats N] [--frames N] \
-[--frame F] [--scales 0.25,1] [--no-depths] [--out DIR]
+[--frame F] [--scales 0.25,1] [--no-depths] [--profile] [--out DIR]
   the image-space tolerance sweep on the built-in deforming tori (see the file's docs)";
 
 struct Args {
@@ -41,6 +44,7 @@ struct Args {
     frame: Option<usize>,
     scales: Vec<f64>,
     depths: bool,
+    profile: bool,
     out: PathBuf,
 }
 
@@ -52,6 +56,7 @@ fn args() -> Result<Args> {
         frame: None,
         scales: vec![0.25, 0.5, 1.0, 2.0, 4.0],
         depths: true,
+        profile: false,
         out: PathBuf::from("target/bench"),
     };
     let mut it = std::env::args().skip(1);
@@ -62,6 +67,7 @@ fn args() -> Result<Args> {
             "--repeats" => a.repeats = v()?.parse::<usize>()?.max(1),
             "--frames" => a.frames = Some(v()?.parse()?),
             "--no-depths" => a.depths = false,
+            "--profile" => a.profile = true,
             "--frame" => a.frame = Some(v()?.parse()?),
             "--scales" => a.scales = v()?.split(',').map(str::parse).collect::<Result<_, _>>()?,
             "--out" => a.out = PathBuf::from(v()?),
@@ -200,6 +206,19 @@ fn main() -> Result<()> {
             worst,
             median(cpus),
             worst_cpu
+        );
+    }
+    if let (true, Some(device)) = (args.profile, ctx.device()) {
+        let opts = ImageSpaceOptions {
+            depths: args.depths,
+            ..ImageSpaceOptions::new(d)
+        };
+        let table = profile_frames(device, frame_list.len(), |k| {
+            frame(&ctx, &scene, &mut models, frame_list[k], &opts).map(|_| ())
+        })?;
+        let _ = writeln!(
+            md,
+            "\nKernel profile of the frames at d (device time around each launch):\n\n{table}"
         );
     }
     print!("{md}");
