@@ -10,7 +10,11 @@
 //    one level, waits at a barrier (its global writes are then visible to the whole block) and
 //    builds the next. Five levels a launch (tiles of 16 x 16 nodes): a 512^2 image takes two
 //    launches instead of nine, all enqueued without waiting.
-// 2. gprox_gi_init: counters zeroed and the root pair (when the roots overlap).
+// 2. gprox_gi_init: counters zeroed and the root pair (when the roots overlap); or, in collide
+//    mode with `step` = k > 0, the seed: one block tests every pair of nodes of the levels the
+//    first k steps would reach (at most the host's `SEED_PAIRS`: traverse.rs) and
+//    writes the survivors as the frontier of step k + 1 — the top levels' steps, each a
+//    launch around a few hundred pairs, in one launch.
 // 3. gprox_gi_step: one breadth-first step, one thread per pair of the frontier (grid-stride
 //    rounds, the pair count is read on the device so the host enqueues every step at once):
 //    each pair's up to 16 child pairs are tested (or kept untested before the first level with
@@ -145,13 +149,18 @@ __device__ __forceinline__ void compact_rounds(uint32_t count, uint32_t* counter
                                                BlockScanShared& scan, uint32_t& block_base,
                                                Test test, Write write) {
   const uint32_t stride = gridDim.x * blockDim.x;
-  const uint32_t rounds = (count + stride - 1) / stride;
+  // The rounds in which this block has items (the same for all its threads): none for most of
+  // the grid when the frontier is small.
+  const uint32_t first = blockIdx.x * blockDim.x;
+  const uint32_t rounds = count > first ? (count - first + stride - 1) / stride : 0u;
   for (uint32_t r = 0; r < rounds; ++r) {
     const uint32_t t = r * stride + blockIdx.x * blockDim.x + threadIdx.x;
     const uint32_t n = t < count ? test(t) : 0u;
     uint64_t total;
     const uint32_t before = static_cast<uint32_t>(block_scan(n, scan, total));
-    if (threadIdx.x == 0) block_base = atomicAdd(counter, static_cast<uint32_t>(total));
+    if (threadIdx.x == 0 && total != 0) {
+      block_base = atomicAdd(counter, static_cast<uint32_t>(total));
+    }
     __syncthreads();
     if (n != 0) write(block_base + before);
     // block_base and the scan's shared memory are reused by the next round.
@@ -226,8 +235,35 @@ GPROX_KERNEL(gprox_gi_build, ImageBuildParams) {
 GPROX_KERNEL_EXPORT(gprox_gi_build, ImageBuildParams)
 
 GPROX_KERNEL(gprox_gi_init, ImageTraverseParams) {
-  if (global_thread() != 0) return;
   uint32_t* counters = dev_ptr<uint32_t>(p.counters);
+  if (p.step != 0) {
+    // The seed (collide mode): the frontier after the first p.step steps at once, tested.
+    __shared__ uint32_t found;
+    for (uint32_t i = threadIdx.x; i < GPROX_GI_COUNTERS; i += blockDim.x) counters[i] = 0;
+    if (threadIdx.x == 0) found = 0;
+    __syncthreads();
+    const uint32_t na = level_width(p.a, p.level_a) * level_height(p.a, p.level_a);
+    const uint32_t nb = level_width(p.b, p.level_b) * level_height(p.b, p.level_b);
+    uint32_t* front = dev_ptr<uint32_t>(p.frontier_out);
+    for (uint32_t t = threadIdx.x; t < na * nb; t += blockDim.x) {
+      const uint32_t x = t / nb, y = t % nb;
+      if (!overlaps(node_box(p.a, p.level_a, x), node_box(p.b, p.level_b, y))) continue;
+      // Frontier order does not matter: the leaf pairs are sorted at the end.
+      const uint32_t at = atomicAdd(&found, 1u);
+      if (at < p.capacity) {
+        front[2 * static_cast<size_t>(at)] = x;
+        front[2 * static_cast<size_t>(at) + 1] = y;
+      }
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      // More than the capacity: the next step flags the overflow (the host grows and reruns).
+      counters[GPROX_GI_COUNT + p.step] = found;
+      counters[GPROX_GI_TESTED + p.step] = 1;
+    }
+    return;
+  }
+  if (global_thread() != 0) return;
   for (uint32_t i = 0; i < GPROX_GI_COUNTERS; ++i) counters[i] = 0;
   const uint32_t ta = p.a.levels - 1;
   const Aabb ra = node_box(p.a, ta, 0);

@@ -51,12 +51,10 @@ kernels! {
     ReduceBounds => gprox_reduce_bounds, gprox_emu_launch_gprox_reduce_bounds, ReduceBoundsParams;
     /// 63-bit Morton codes (`morton.cu`).
     MortonCodes => gprox_morton_codes, gprox_emu_launch_gprox_morton_codes, MortonParams;
-    /// Radix pass: per-tile histograms (`radix_sort.cu`).
-    RadixHistogram => gprox_radix_histogram, gprox_emu_launch_gprox_radix_histogram, RadixParams;
-    /// Radix pass: exclusive scan of the histograms (`radix_sort.cu`).
-    RadixScan => gprox_radix_scan, gprox_emu_launch_gprox_radix_scan, RadixParams;
-    /// Radix pass: stable scatter (`radix_sort.cu`).
-    RadixScatter => gprox_radix_scatter, gprox_emu_launch_gprox_radix_scatter, RadixParams;
+    /// Radix sort: every pass's digit counts (`radix_sort.cu`).
+    RadixDigits => gprox_radix_digits, gprox_emu_launch_gprox_radix_digits, RadixParams;
+    /// Radix sort: one pass, look-back and stable scatter (`radix_sort.cu`).
+    RadixPass => gprox_radix_pass, gprox_emu_launch_gprox_radix_pass, RadixParams;
     /// Karras hierarchy (`lbvh.cu`).
     Hierarchy => gprox_hierarchy, gprox_emu_launch_gprox_hierarchy, HierarchyParams;
     /// Bottom-up refit (`refit.cu`).

@@ -14,7 +14,7 @@ use crate::params::{
 
 mod sort;
 pub(crate) use sort::RadixJob;
-pub use sort::{RadixOptions, EMULATOR_SCAN_BLOCKS};
+pub use sort::RadixOptions;
 
 /// Most primitives a tree may have (its `2n - 1` node indices must fit in u32, below `LEAF`).
 pub const MAX_PRIMITIVES: usize = (u32::MAX / 2) as usize;

@@ -75,7 +75,7 @@ params!(
 );
 
 params!(
-    /// `gprox_radix_histogram` / `_scan` / `_scatter`: one 8-bit LSD pass.
+    /// `gprox_radix_digits` (every pass's digit counts) and `gprox_radix_pass` (one 8-bit LSD pass).
     RadixParams {
         /// `const u64[count]`.
         keys_in: u64,
@@ -85,10 +85,11 @@ params!(
         keys_out: u64,
         /// `u32[count]` (out).
         values_out: u64,
-        /// `u32[256 * tiles]`, digit-major.
-        histogram: u64,
-        /// `u32[8 * 256]`: digit counts by pass, added up by the histograms (zero before
-        /// pass 0).
+        /// `u32[8 + passes * 256 * tiles]`: the pass tickets, then the look-back status of
+        /// every pass, tile and digit.
+        status: u64,
+        /// `u32[8 * 256]`: digit counts by pass, added up by `gprox_radix_digits` (zero
+        /// before the sort).
         totals: u64,
         /// 0, or a `const u32` on the device: the element count (at most `count`), for a sort
         /// of a count made on the device.
@@ -101,6 +102,10 @@ params!(
         tile: u32,
         /// Blocks.
         tiles: u32,
+        /// Passes of the sort (1 to 8).
+        passes: u32,
+        /// Padding to 8 bytes.
+        pad: u32,
     }
 );
 

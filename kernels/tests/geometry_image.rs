@@ -20,7 +20,7 @@ use gprox_query::geometry_image::{
     collide_images, self_collide_image, GeometryImage, HierarchyImage, ImageSpec, Mode, TexelPair,
 };
 use proptest::prelude::*;
-use sheets::{assert_same_levels, image, key_passes, patch, wave, with_hole};
+use sheets::{assert_same_levels, collide_query_launches, image, patch, wave, with_hole};
 
 /// The CPU's approximate pairs of `a` and `b` (fresh hierarchies).
 fn cpu_pairs(a: &GeometryImage, b: &GeometryImage) -> Vec<TexelPair> {
@@ -263,10 +263,9 @@ fn warm_frame_op_budget() {
             // Root pair, one step per level of the deeper tree, the keys, the sort (three
             // launches per byte of key), the output: one wait, the header and 8 B per pair back,
             // nothing up, no allocation.
-            let steps = da.levels().max(db.levels()) as u64 - 1;
             assert_eq!(
                 query.launches,
-                steps + 3 + 3 * key_passes(&a, &b, false),
+                collide_query_launches(&a, &b, false),
                 "{query:?}"
             );
             assert_eq!(query.syncs, 1);

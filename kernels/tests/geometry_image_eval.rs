@@ -12,7 +12,7 @@ use gprox_geometry::freeform::{NurbsSurface, ParamRect, TrimmedFace};
 use gprox_geometry::glam::{DVec2, DVec3};
 use gprox_geometry::transform::Pose64;
 use gprox_query::geometry_image::{collide_images, GeometryImage, HierarchyImage, ImageSpec, Mode};
-use sheets::{assert_same_levels, image, key_passes, patch, wave, with_hole};
+use sheets::{assert_same_levels, collide_query_launches, image, patch, wave, with_hole};
 
 /// An `n × n` cubic B-spline sheet over [0, 1]² with interior knots at `0.13, 0.4, 0.45, ...`
 /// (non-uniform), heights from `h`, optional weights from `w`.
@@ -211,10 +211,9 @@ fn evaluated_frame_op_budget() {
             (0, 1 + levels, 0, 0)
         );
         assert!(!pairs.is_empty());
-        let steps = da.levels().max(db.levels()) as u64 - 1;
         assert_eq!(
             query.launches,
-            steps + 3 + 3 * key_passes(&a, &b, false),
+            collide_query_launches(&a, &b, false),
             "{query:?}"
         );
         assert_eq!((query.syncs, query.h2d_bytes, query.allocations), (1, 0, 0));

@@ -17,7 +17,7 @@ use gprox_query::geometry_image::{
     collide_images, self_collide_image, GeometryImage, HierarchyImage, Mode, TexelPair,
 };
 use proptest::prelude::*;
-use sheets::{image, key_passes, patch};
+use sheets::{collide_query_launches, image, patch};
 
 /// The CPU's pairs of `a` and `b` in `mode` (fresh hierarchies).
 fn cpu(a: &GeometryImage, b: &GeometryImage, mode: Mode) -> Vec<TexelPair> {
@@ -238,10 +238,9 @@ fn warm_exact_query_op_budget() {
             "{stats:?} of {}",
             approx.len()
         );
-        let steps = da.levels().max(db.levels()) as u64 - 1;
         assert_eq!(
             query.launches,
-            steps + 3 + 3 * key_passes(&a, &b, true),
+            collide_query_launches(&a, &b, true),
             "{query:?}"
         );
         assert_eq!((query.syncs, query.h2d_bytes, query.allocations), (1, 0, 0));

@@ -55,13 +55,14 @@ fn params_match() {
         values_in,
         keys_out,
         values_out,
-        histogram,
+        status,
         totals,
         count_at,
         count,
         shift,
         tile,
-        tiles
+        tiles,
+        passes
     );
     size!(HierarchyParams);
     offset!(HierarchyParams, codes, order, nodes, parents, count);

@@ -203,22 +203,16 @@ fn stress_keys() -> impl Strategy<Value = Vec<u64>> {
 
 /// Keys and a launch shape for them: tiles from one element up (at most 24 tiles, as every
 /// emulated block costs a round of thread hand-offs; several rounds a tile when it holds more
-/// than four elements a thread), one to eight warps, any scan grid (0: sized from the input).
+/// than four elements a thread), one to eight warps (the look-back chains through every tile).
 fn stress_case() -> impl Strategy<Value = (Vec<u64>, RadixOptions)> {
     (
         stress_keys(),
         prop_oneof![0usize..8, 0usize..300],
         prop_oneof![6 => Just(32u32), 2 => Just(64), 1 => Just(96), 1 => Just(256)],
-        prop_oneof![3 => 1u32..=8, 1 => Just(0u32), 1 => 1u32..=256],
     )
-        .prop_map(|(codes, extra, block, scan_blocks)| {
+        .prop_map(|(codes, extra, block)| {
             let tile = (codes.len().div_ceil(24).max(1) + extra) as u32;
-            let opts = RadixOptions {
-                tile,
-                block,
-                scan_blocks,
-            };
-            (codes, opts)
+            (codes, RadixOptions { tile, block })
         })
 }
 
@@ -234,7 +228,7 @@ proptest! {
 
 #[test]
 fn sort_with_the_default_shape_on_many_tiles() {
-    // Pseudo-random 63-bit codes and a repeated one, over many tiles (and scan blocks on a GPU).
+    // Pseudo-random 63-bit codes and a repeated one, over many tiles (look-back chains on a GPU).
     let mut x = 0x9E37_79B9_7F4A_7C15u64;
     let codes: Vec<u64> = (0..20_000)
         .map(|i| {
@@ -266,11 +260,7 @@ fn sort_with_passes_to_skip() {
     for codes in cases {
         for opts in [
             RadixOptions::default_for(&d),
-            RadixOptions {
-                tile: 7,
-                block: 64,
-                scan_blocks: 256,
-            },
+            RadixOptions { tile: 7, block: 64 },
         ] {
             assert_eq!(
                 d.sort_codes_with(&codes, opts).unwrap(),
@@ -284,13 +274,8 @@ fn sort_with_passes_to_skip() {
 fn sort_rejects_unsupported_shapes() {
     let d = Device::for_tests();
     let codes = [3u64, 1, 2];
-    for (tile, block, scan_blocks) in [(0, 32, 0), (8, 0, 0), (8, 48, 0), (8, 512, 0), (8, 32, 257)]
-    {
-        let opts = RadixOptions {
-            tile,
-            block,
-            scan_blocks,
-        };
+    for (tile, block) in [(0, 32), (8, 0), (8, 48), (8, 512)] {
+        let opts = RadixOptions { tile, block };
         assert!(
             d.sort_codes_with(&codes, opts).is_err(),
             "{opts:?} must be rejected"
@@ -320,8 +305,9 @@ fn build_ops_one_download_per_output_array() {
     let n = mesh.face_count() as u64;
     let mesh_bytes = 12 * (mesh.positions().len() as u64 + n);
     let tree_bytes = (2 * n - 1) * (std::mem::size_of::<BvhNode>() as u64 + 4);
-    // Face boxes, two bound reductions, codes; 8 radix passes of 3; hierarchy; refit.
-    let launches = 4 + 8 * 3 + 1 + 1;
+    // Face boxes, two bound reductions, codes; the radix sort's digit counts and its 8 passes;
+    // hierarchy; refit.
+    let launches = 4 + 1 + 8 + 1 + 1;
 
     let before = d.ops();
     let bvh = d.build_bvh(&mesh).unwrap();

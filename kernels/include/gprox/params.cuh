@@ -35,19 +35,21 @@ struct MortonParams {
   uint32_t pad;
 };
 
-/// gprox_radix_histogram / gprox_radix_scan / gprox_radix_scatter: one 8-bit LSD pass.
+/// gprox_radix_digits (every pass's digit counts) and gprox_radix_pass (one 8-bit LSD pass).
 struct RadixParams {
   uint64_t keys_in;     ///< const uint64_t[count]
   uint64_t values_in;   ///< const uint32_t[count]
   uint64_t keys_out;    ///< uint64_t[count] (out)
   uint64_t values_out;  ///< uint32_t[count] (out)
-  uint64_t histogram;   ///< uint32_t[256 * tiles], digit-major
-  uint64_t totals;      ///< uint32_t[8 * 256]: digit counts by pass (zero before pass 0)
+  uint64_t status;      ///< uint32_t[8 + passes * tiles * 256]: pass tickets, then look-back status
+  uint64_t totals;      ///< uint32_t[8 * 256]: digit counts by pass (zero before the sort)
   uint64_t count_at;    ///< 0, or const uint32_t*: the element count on the device (<= count)
   uint32_t count;       ///< elements (with count_at: the most there may be)
-  uint32_t shift;       ///< bit offset of the digit
-  uint32_t tile;        ///< elements per block of histogram and scatter (>= 1)
+  uint32_t shift;       ///< bit offset of the digit (gprox_radix_pass)
+  uint32_t tile;        ///< elements per block (>= 1)
   uint32_t tiles;       ///< blocks = ceil(count / tile)
+  uint32_t passes;      ///< passes of the sort, 1 to 8
+  uint32_t pad;
 };
 
 /// gprox_hierarchy: Karras 2012 topology over sorted codes.

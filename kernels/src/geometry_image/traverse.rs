@@ -19,6 +19,12 @@ const RADIX_TOTALS: usize = 8 * 256;
 /// Undecided-pair records (exact mode) of the first query; grown when more come up.
 const UNDECIDED_CAPACITY: u32 = 256;
 
+/// Most node pairs the seed (`gprox_gi_init` with `step` > 0, one block) tests in place of the
+/// first traversal steps: 4 096, the pairs of two 8 × 8-node levels — 16 per thread of a
+/// 256-thread block. A collision traversal of two 512² images then takes six level steps
+/// instead of nine.
+const SEED_PAIRS: usize = 1 << 12;
+
 /// Bits that hold every index below `n` (0 for `n <= 1`).
 fn bits(n: usize) -> u32 {
     usize::BITS - n.saturating_sub(1).leading_zeros()
@@ -259,10 +265,8 @@ impl Device {
                 self.lease::<DeviceBuffer<u32>>("gi.values0", cap)?,
                 self.lease::<DeviceBuffer<u32>>("gi.values1", cap)?,
             ];
-            let histogram = self.lease::<DeviceBuffer<u32>>(
-                "gi.histogram",
-                self.counted_sort_histogram(capacity),
-            )?;
+            let status = self
+                .lease::<DeviceBuffer<u32>>("gi.sort_status", self.counted_sort_status(capacity))?;
             let totals = self.lease::<DeviceBuffer<u32>>("gi.totals", RADIX_TOTALS)?;
             let corner_capacity = if exact {
                 self.hint("gi.undecided", UNDECIDED_CAPACITY).max(1)
@@ -307,9 +311,21 @@ impl Device {
             // hold `2 * capacity` words, the keys `capacity`, the counters COUNTERS, the totals
             // RADIX_TOTALS, the mapped output HEADER + 2 * capacity, the corner records
             // `corner_capacity`; the kernels write no further than these.
+            let seeded = match self_normal {
+                None => seed_steps(steps, a, b),
+                Some(_) => 0,
+            };
+            if seeded > 0 {
+                // The frontier before step `seeded`, tested, at the levels it reaches.
+                let st = &steps[seeded - 1];
+                p.step = seeded as u32;
+                p.frontier_out = front[seeded % 2].device_ptr();
+                p.level_a = (st.level_a - usize::from(st.descend_a)) as u32;
+                p.level_b = (st.level_b - usize::from(st.descend_b)) as u32;
+            }
             unsafe { self.launch(Kernel::ImageInit, 1, block, &p)? };
             let grid = self.multiprocessors() * if self.is_emulated() { 4 } else { 8 };
-            for (s, st) in steps.iter().enumerate() {
+            for (s, st) in steps.iter().enumerate().skip(seeded) {
                 p.step = s as u32 + 1;
                 p.frontier_in = front[s % 2].device_ptr();
                 p.frontier_out = front[(s + 1) % 2].device_ptr();
@@ -332,7 +348,7 @@ impl Device {
                 count_at: counters.device_ptr() + 4 * SORT_COUNT as u64,
                 capacity,
                 passes: layout.passes(),
-                histogram: histogram.device_ptr(),
+                status: status.device_ptr(),
                 totals: totals.device_ptr(),
             };
             self.sort_counted(&sort)?;
@@ -362,6 +378,28 @@ impl Device {
             return Ok(LeafPairs { keys, undecided });
         }
     }
+}
+
+/// Leading steps of a collision traversal the seed replaces: the most after which every node
+/// pair of the levels reached numbers at most [`SEED_PAIRS`], keeping the last step (the leaf
+/// pairs) for the step kernel.
+fn seed_steps(steps: &[Step], a: ImageFace, b: ImageFace) -> usize {
+    let nodes = |f: &ImageFace, l: usize| {
+        let (w, h) = (f.width as usize - 1, f.height as usize - 1);
+        w.div_ceil(1 << l) * h.div_ceil(1 << l)
+    };
+    let n = steps.len().saturating_sub(1);
+    (1..=n)
+        .take_while(|&k| {
+            let st = &steps[k - 1];
+            let (la, lb) = (
+                st.level_a - usize::from(st.descend_a),
+                st.level_b - usize::from(st.descend_b),
+            );
+            nodes(&a, la) * nodes(&b, lb) <= SEED_PAIRS
+        })
+        .last()
+        .unwrap_or(0)
 }
 
 /// The steps of a traversal of `a` against `b`: the deeper tree descends alone until both have

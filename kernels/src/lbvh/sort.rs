@@ -1,6 +1,7 @@
 //! The device radix sort of the LBVH build (spec step 4, `cuda/radix_sort.cu`): stable LSD over
-//! u64 keys carrying u32 values, 8-bit digits, three kernels a pass (histogram with pass totals,
-//! multi-block scan, ranked scatter); the CPU twin is `gprox_bvh::sort`.
+//! u64 keys carrying u32 values, 8-bit digits, one launch counting every pass's digits and one
+//! launch a pass (tile by ticket, decoupled look-back for the tile's starts, ranked scatter);
+//! the CPU twin is `gprox_bvh::sort`.
 
 use super::check_count;
 use crate::device::{Device, DeviceBuffer, MAX_BLOCK};
@@ -12,12 +13,10 @@ use crate::params::RadixParams;
 const RADIX_BUCKETS: usize = 256;
 /// 8-bit passes over a 64-bit key.
 const RADIX_PASSES: u32 = 8;
-/// Histogram entries a thread of an automatically sized scan grid scans.
-const SCAN_ENTRIES_PER_THREAD: usize = 4;
-/// Blocks of the histogram scan in the emulator: one, as every emulated block costs a round of
-/// thread hand-offs and they run one after another anyway (`tests/lbvh.rs` covers split scans
-/// through [`RadixOptions::scan_blocks`]).
-pub const EMULATOR_SCAN_BLOCKS: u32 = 1;
+/// Pass tickets in front of the look-back status words (`GPROX_RADIX_TICKETS`).
+const RADIX_TICKETS: usize = 8;
+/// Elements a sort takes at most: the look-back status words hold counts in 30 bits.
+const MAX_ELEMENTS: usize = (1 << 30) - 1;
 /// Most tiles of a sort whose count lies on the device, in the emulator.
 const EMULATOR_COUNTED_TILES: u32 = 4;
 
@@ -25,73 +24,55 @@ const EMULATOR_COUNTED_TILES: u32 = 4;
 /// Results never depend on it: every valid shape gives the stable order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RadixOptions {
-    /// Elements per block of the histogram and scatter kernels (at least 1).
+    /// Elements per block (at least 1).
     pub tile: u32,
-    /// Threads per block of the three kernels: a multiple of 32 (warp operations), at most
-    /// [`MAX_BLOCK`].
+    /// Threads per block: a multiple of 32 (warp operations), at most [`MAX_BLOCK`].
     pub block: u32,
-    /// Blocks of the histogram scan, 1 to 256 (block `g` of `G` scans the entries of digits
-    /// `256 g / G .. 256 (g + 1) / G`); 0 sizes it from the input, about
-    /// `4 * block` entries a block.
-    pub scan_blocks: u32,
 }
 
 impl RadixOptions {
     /// What [`Device::sort_codes`] and the LBVH build use on `device`:
-    /// [`Device::radix_tile`] elements a tile, [`Device::block_size`] threads, and on a GPU the
-    /// scan grid sized from the input (in the emulator, where blocks run one after another and
-    /// each costs a round of thread hand-offs, [`EMULATOR_SCAN_BLOCKS`]).
+    /// [`Device::radix_tile`] elements a tile, [`Device::block_size`] threads.
     pub fn default_for(device: &Device) -> Self {
         Self {
             tile: device.radix_tile(),
             block: device.block_size(),
-            scan_blocks: if device.is_emulated() {
-                EMULATOR_SCAN_BLOCKS
-            } else {
-                0
-            },
         }
     }
 
-    /// Checks the shape for `n` elements and returns the tiles (blocks of the histogram and
-    /// scatter kernels).
+    /// Checks the shape for `n` elements and returns the tiles (blocks of every kernel).
     fn check(&self, n: u32) -> Result<u32> {
         if self.tile == 0 || self.block == 0 || self.block % 32 != 0 || self.block > MAX_BLOCK {
             return Err(CudaError::InvalidLaunch {
-                kernel: "gprox_radix_scatter",
+                kernel: "gprox_radix_pass",
                 grid: n.div_ceil(self.tile.max(1)),
                 block: self.block,
             });
         }
-        if self.scan_blocks as usize > RADIX_BUCKETS {
-            return Err(CudaError::InvalidLaunch {
-                kernel: "gprox_radix_scan",
-                grid: self.scan_blocks,
-                block: self.block,
+        if n as usize > MAX_ELEMENTS {
+            return Err(CudaError::TooLarge {
+                what: "radix sort elements",
+                count: n as usize,
+                max: MAX_ELEMENTS,
             });
         }
         let tiles = n.div_ceil(self.tile).max(1);
-        let hist_len = RADIX_BUCKETS * tiles as usize;
-        if hist_len > u32::MAX as usize {
+        let status = status_words(tiles);
+        if status > u32::MAX as usize {
             return Err(CudaError::TooLarge {
-                what: "radix histogram",
-                count: hist_len,
+                what: "radix look-back status",
+                count: status,
                 max: u32::MAX as usize,
             });
         }
         Ok(tiles)
     }
+}
 
-    /// Blocks of the histogram scan over `tiles` tiles.
-    fn scan_grid(&self, tiles: u32) -> u32 {
-        if self.scan_blocks != 0 {
-            return self.scan_blocks;
-        }
-        let entries = RADIX_BUCKETS * tiles as usize;
-        entries
-            .div_ceil(SCAN_ENTRIES_PER_THREAD * self.block as usize)
-            .clamp(1, RADIX_BUCKETS) as u32
-    }
+/// Status words (u32) of a sort over `tiles` tiles: the tickets, then 256 per tile and pass,
+/// for the most passes.
+fn status_words(tiles: u32) -> usize {
+    RADIX_TICKETS + RADIX_PASSES as usize * RADIX_BUCKETS * tiles as usize
 }
 
 /// One sort on buffers the caller owns (e.g. leased from the pool, so it allocates nothing):
@@ -112,9 +93,9 @@ pub(crate) struct RadixJob {
     /// 8-bit passes, 1 to 8: the keys' significant low bits rounded up to whole bytes (the
     /// higher bytes must be zero).
     pub passes: u32,
-    /// `u32[256 * tiles]` histogram scratch.
-    pub histogram: u64,
-    /// `u32[8 * 256]`, zero before the first pass (e.g. cleared by the kernel that counted).
+    /// `u32[8 + 8 * 256 * tiles]` status scratch (tickets and look-back; cleared by the sort).
+    pub status: u64,
+    /// `u32[8 * 256]`, zero before the sort (e.g. cleared by the kernel that counted).
     pub totals: u64,
 }
 
@@ -132,9 +113,9 @@ impl Device {
         }
     }
 
-    /// Histogram entries (u32) a [`RadixJob`] of `capacity` elements needs.
-    pub(crate) fn counted_sort_histogram(&self, capacity: u32) -> usize {
-        RADIX_BUCKETS * capacity.div_ceil(self.counted_tile(capacity)).max(1) as usize
+    /// Status words (u32) a [`RadixJob`] of `capacity` elements needs.
+    pub(crate) fn counted_sort_status(&self, capacity: u32) -> usize {
+        status_words(capacity.div_ceil(self.counted_tile(capacity)).max(1))
     }
 
     /// The stable radix sort of keys whose count is on the device: `passes` passes over the
@@ -148,7 +129,7 @@ impl Device {
         let tiles = opts.check(s.capacity.max(1))?;
         if !(1..=RADIX_PASSES).contains(&s.passes) {
             return Err(CudaError::InvalidLaunch {
-                kernel: "gprox_radix_scatter",
+                kernel: "gprox_radix_pass",
                 grid: tiles,
                 block: opts.block,
             });
@@ -156,33 +137,35 @@ impl Device {
         self.run_passes(s, opts, tiles)
     }
 
-    /// The passes of `s` in launch shape `opts` over `tiles` tiles: three launches a pass.
+    /// The sort `s` in launch shape `opts` over `tiles` tiles: the digit counts of every pass,
+    /// then one launch a pass.
     fn run_passes(&self, s: &RadixJob, opts: RadixOptions, tiles: u32) -> Result<()> {
-        let scan_blocks = opts.scan_grid(tiles);
+        let mut p = RadixParams {
+            keys_in: s.keys[0],
+            values_in: s.values[0],
+            keys_out: s.keys[1],
+            values_out: s.values[1],
+            status: s.status,
+            totals: s.totals,
+            count_at: s.count_at,
+            count: s.capacity,
+            shift: 0,
+            tile: opts.tile,
+            tiles,
+            passes: s.passes,
+            pad: 0,
+        };
+        // SAFETY (all launches): the buffers hold `capacity` keys and values each, the status
+        // `status_words(tiles)` words and the totals 8 * 256 (the callers' contract); a count
+        // read from `count_at` is clamped to `capacity`; the block is a multiple of 32 (checked
+        // by `RadixOptions::check`), as the kernels' warp operations need.
+        unsafe { self.launch(Kernel::RadixDigits, tiles, opts.block, &p)? };
         for pass in 0..s.passes {
             let (src, dst) = ((pass % 2) as usize, ((pass + 1) % 2) as usize);
-            let p = RadixParams {
-                keys_in: s.keys[src],
-                values_in: s.values[src],
-                keys_out: s.keys[dst],
-                values_out: s.values[dst],
-                histogram: s.histogram,
-                totals: s.totals,
-                count_at: s.count_at,
-                count: s.capacity,
-                shift: pass * 8,
-                tile: opts.tile,
-                tiles,
-            };
-            // SAFETY: the buffers hold `capacity` keys and values each, the histogram 256 *
-            // tiles entries and the totals 8 * 256 (the callers' contract); a count read from
-            // `count_at` is clamped to `capacity`; the block is a multiple of 32 (checked by
-            // `RadixOptions::check`), as the kernels' warp operations need.
-            unsafe {
-                self.launch(Kernel::RadixHistogram, tiles, opts.block, &p)?;
-                self.launch(Kernel::RadixScan, scan_blocks, opts.block, &p)?;
-                self.launch(Kernel::RadixScatter, tiles, opts.block, &p)?;
-            }
+            (p.keys_in, p.values_in) = (s.keys[src], s.values[src]);
+            (p.keys_out, p.values_out) = (s.keys[dst], s.values[dst]);
+            p.shift = pass * 8;
+            unsafe { self.launch(Kernel::RadixPass, tiles, opts.block, &p)? };
         }
         Ok(())
     }
@@ -199,7 +182,7 @@ impl Device {
     /// ```
     /// use gprox_cuda::{lbvh::RadixOptions, Device};
     /// let d = Device::emulated();
-    /// let opts = RadixOptions { tile: 3, block: 64, scan_blocks: 5 };
+    /// let opts = RadixOptions { tile: 3, block: 64 };
     /// let (codes, order) = d.sort_codes_with(&[5, 1, 5, 0], opts).unwrap();
     /// assert_eq!((codes, order), (vec![0, 1, 5, 5], vec![3, 1, 0, 2]));
     /// ```
@@ -248,11 +231,10 @@ impl Device {
         if n < 2 {
             return Ok(());
         }
-        let hist_len = RADIX_BUCKETS * tiles as usize;
         let tmp_keys = self.alloc_zeros::<u64>(n as usize)?;
         let tmp_values = self.alloc_zeros::<u32>(n as usize)?;
-        let hist = self.alloc_zeros::<u32>(hist_len)?;
-        // Digit counts by pass, added up by each pass's histogram: zero to start with.
+        let status = self.alloc_zeros::<u32>(status_words(tiles))?;
+        // Digit counts by pass, added up by `gprox_radix_digits`: zero to start with.
         let totals = self.alloc_zeros::<u32>(RADIX_PASSES as usize * RADIX_BUCKETS)?;
         let sort = RadixJob {
             keys: [keys.device_ptr(), tmp_keys.device_ptr()],
@@ -260,7 +242,7 @@ impl Device {
             count_at: 0,
             capacity: n,
             passes: RADIX_PASSES,
-            histogram: hist.device_ptr(),
+            status: status.device_ptr(),
             totals: totals.device_ptr(),
         };
         // An even number of passes ends in the caller's buffers.

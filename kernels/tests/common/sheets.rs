@@ -53,6 +53,37 @@ pub fn key_passes(a: &GeometryImage, b: &GeometryImage, exact: bool) -> u64 {
     total.div_ceil(8).max(1)
 }
 
+/// Launches of a warm collision query of `a` against `b` (approximate or exact): the root pair
+/// or the seed (one launch: every node pair of the levels after the first k steps, for the
+/// most k < steps whose pairs number at most 4 096), one per remaining level step (the deeper
+/// tree alone until both have as many levels left, then both), the keys (or the exact test),
+/// the radix sort (one launch counting the digits, one per pass), the output.
+pub fn collide_query_launches(a: &GeometryImage, b: &GeometryImage, exact: bool) -> u64 {
+    // Quads per side at each level of an image, the leaves first.
+    let levels = |img: &GeometryImage| {
+        let mut v = vec![(img.width() - 1, img.height() - 1)];
+        while let Some(&(w, h)) = v.last().filter(|&&(w, h)| w > 1 || h > 1) {
+            v.push((w.div_ceil(2), h.div_ceil(2)));
+        }
+        v
+    };
+    let (sa, sb) = (levels(a), levels(b));
+    let (mut la, mut lb) = (sa.len() - 1, sb.len() - 1);
+    let mut pairs_after = Vec::new();
+    while la > 0 || lb > 0 {
+        let (da, db) = (la > 0 && la >= lb, lb > 0 && lb >= la);
+        la -= usize::from(da);
+        lb -= usize::from(db);
+        pairs_after.push(sa[la].0 * sa[la].1 * sb[lb].0 * sb[lb].1);
+    }
+    let steps = pairs_after.len();
+    let seeded = pairs_after[..steps.saturating_sub(1)]
+        .iter()
+        .take_while(|&&n| n <= 4096)
+        .count();
+    1 + (steps - seeded) as u64 + 1 + (1 + key_passes(a, b, exact)) + 1
+}
+
 /// The device's levels equal the CPU's: boxes, signs, sizes, the leaf level unstored.
 pub fn assert_same_levels(img: &GeometryImage, dev: &DeviceImage) {
     let cpu = HierarchyImage::build_with_signs(img);
