@@ -543,6 +543,17 @@ impl<T: Pod> MappedBuffer<T> {
     /// from the device. Call only after a [`Device::synchronize`] that follows the kernels
     /// writing them.
     pub fn read(&self, start: usize, n: usize) -> Vec<T> {
+        // SAFETY: the copy is made before this call returns; no launch happens meanwhile.
+        unsafe { self.view(start, n) }.to_vec()
+    }
+
+    /// Elements `start..start + n` (clamped to the length) in place, counted as bytes read back
+    /// from the device: [`MappedBuffer::read`] without the copy.
+    ///
+    /// # Safety
+    /// Call only after a [`Device::synchronize`] that follows the kernels writing them, and
+    /// launch nothing that writes this buffer while the slice lives.
+    pub(crate) unsafe fn view(&self, start: usize, n: usize) -> &[T] {
         let start = start.min(self.len);
         let n = n.min(self.len - start);
         self.ops.d2h(n * std::mem::size_of::<T>());
@@ -552,6 +563,6 @@ impl<T: Pod> MappedBuffer<T> {
         };
         // SAFETY: the allocation holds `len` Pod elements (zero-initialised, then written by
         // kernels that have finished: the caller synchronised), start + n <= len.
-        unsafe { std::slice::from_raw_parts(base.add(start), n) }.to_vec()
+        unsafe { std::slice::from_raw_parts(base.add(start), n) }
     }
 }

@@ -79,17 +79,23 @@ impl KeyLayout {
     }
 }
 
-/// What a traversal leaves on the host: the sorted keys, and in exact mode the corners of the
-/// pairs the device left undecided.
-struct LeafPairs {
-    keys: Vec<u64>,
+/// What a traversal leaves on the host: the sorted keys as pairs of words (low, high) in the
+/// mapped output, and in exact mode the corners of the pairs the device left undecided.
+struct LeafPairs<'a> {
+    words: &'a [u32],
     undecided: Vec<ImageUndecided>,
 }
 
-impl LeafPairs {
+impl LeafPairs<'_> {
+    fn keys(&self) -> impl Iterator<Item = u64> + '_ {
+        self.words
+            .chunks_exact(2)
+            .map(|w| u64::from(w[0]) | (u64::from(w[1]) << 32))
+    }
+
     fn stats(&self) -> ImageQueryStats {
         ImageQueryStats {
-            returned: self.keys.len(),
+            returned: self.words.len() / 2,
             undecided: self.undecided.len(),
         }
     }
@@ -106,10 +112,10 @@ pub struct ImageQueryStats {
     pub undecided: usize,
 }
 
-/// Sorted leaf pair keys as [`TexelPair`]s (already in order); in exact mode the pairs the
-/// device left undecided are kept only when the CPU's exact test on their corners says they
-/// intersect.
-fn texel_pairs(leaves: LeafPairs, layout: KeyLayout, face_a: u32, face_b: u32) -> Vec<TexelPair> {
+/// Sorted leaf pair keys as [`TexelPair`]s (already in order), straight from the mapped
+/// output; in exact mode the pairs the device left undecided are kept only when the CPU's exact
+/// test on their corners says they intersect.
+fn texel_pairs(leaves: &LeafPairs, layout: KeyLayout, face_a: u32, face_b: u32) -> Vec<TexelPair> {
     let pair = |k: u64| {
         let (quad_a, quad_b) = layout.quads(k);
         TexelPair {
@@ -122,9 +128,9 @@ fn texel_pairs(leaves: LeafPairs, layout: KeyLayout, face_a: u32, face_b: u32) -
     // One allocation of the exact size (a filtered collect would grow it step by step, and
     // fresh pages cost more than the conversion).
     if leaves.undecided.is_empty() {
-        return leaves.keys.iter().map(|&k| pair(k)).collect();
+        return leaves.keys().map(pair).collect();
     }
-    let mut keep = vec![true; leaves.keys.len()];
+    let mut keep = vec![true; leaves.words.len() / 2];
     for u in &leaves.undecided {
         let corners = |c: [[f32; 3]; 4]| c.map(glam::Vec3::from);
         keep[u.index as usize] = quad_corners_intersect(corners(u.a), corners(u.b));
@@ -132,11 +138,10 @@ fn texel_pairs(leaves: LeafPairs, layout: KeyLayout, face_a: u32, face_b: u32) -
     let mut out = Vec::with_capacity(keep.iter().filter(|&&k| k).count());
     out.extend(
         leaves
-            .keys
-            .iter()
+            .keys()
             .zip(&keep)
             .filter(|&(_, &k)| k)
-            .map(|(&k, _)| pair(k)),
+            .map(|(k, _)| pair(k)),
     );
     out
 }
@@ -176,23 +181,23 @@ impl Device {
         mode: Mode,
     ) -> Result<(Vec<TexelPair>, ImageQueryStats)> {
         let layout = KeyLayout::new(a.1, b.1, mode);
-        let leaves = self.image_traverse(
-            a.1.face(),
-            b.1.face(),
-            &collide_steps(a.1, b.1),
-            None,
-            layout,
-        )?;
-        let stats = leaves.stats();
-        Ok((texel_pairs(leaves, layout, a.0.face, b.0.face), stats))
+        let steps = collide_steps(a.1, b.1);
+        self.image_traverse(a.1.face(), b.1.face(), &steps, None, layout, |leaves| {
+            (
+                texel_pairs(&leaves, layout, a.0.face, b.0.face),
+                leaves.stats(),
+            )
+        })
     }
 
     /// The leaf pairs of [`Device::image_collide`] in approximate mode as sorted keys (quad
     /// indices packed as `KeyLayout` says): the device's whole part of the query.
     pub fn image_collide_keys(&self, a: &DeviceImage, b: &DeviceImage) -> Result<Vec<u64>> {
         let layout = KeyLayout::new(a, b, Mode::Approximate);
-        let leaves = self.image_traverse(a.face(), b.face(), &collide_steps(a, b), None, layout)?;
-        Ok(leaves.keys)
+        let steps = collide_steps(a, b);
+        self.image_traverse(a.face(), b.face(), &steps, None, layout, |leaves| {
+            leaves.keys().collect()
+        })
     }
 
     /// Every pair of non-adjacent quads of one image whose padded boxes overlap (approximate)
@@ -230,23 +235,27 @@ impl Device {
             .collect();
         let face = img.1.face();
         let layout = KeyLayout::new(img.1, img.1, mode);
-        let leaves = self.image_traverse(face, face, &steps, Some(normal_test), layout)?;
-        let stats = leaves.stats();
-        Ok((texel_pairs(leaves, layout, img.0.face, img.0.face), stats))
+        self.image_traverse(face, face, &steps, Some(normal_test), layout, |leaves| {
+            (
+                texel_pairs(&leaves, layout, img.0.face, img.0.face),
+                leaves.stats(),
+            )
+        })
     }
 
     /// Enqueues a whole traversal (`self_normal`: self mode and its normal test; exact mode
-    /// when `layout` has the undecided bit) and the sort of its leaf pairs, and returns their
-    /// sorted keys and exact mode's undecided records, growing the frontier or the records and
-    /// rerunning after an overflow.
-    fn image_traverse(
+    /// when `layout` has the undecided bit) and the sort of its leaf pairs, growing the
+    /// frontier or the records and rerunning after an overflow, and returns what `finish`
+    /// makes of their sorted keys (read in place) and exact mode's undecided records.
+    fn image_traverse<R>(
         &self,
         a: ImageFace,
         b: ImageFace,
         steps: &[Step],
         self_normal: Option<bool>,
         layout: KeyLayout,
-    ) -> Result<LeafPairs> {
+        finish: impl FnOnce(LeafPairs<'_>) -> R,
+    ) -> Result<R> {
         let exact = layout.flag != 0;
         loop {
             let capacity = self.hint("gi.capacity", FRONTIER_CAPACITY).max(1);
@@ -369,13 +378,11 @@ impl Device {
                 continue;
             }
             let n = header[0] as usize;
-            let words = out.read(HEADER, 2 * n);
-            let keys = words
-                .chunks_exact(2)
-                .map(|w| u64::from(w[0]) | (u64::from(w[1]) << 32))
-                .collect();
             let undecided = corners.map_or_else(Vec::new, |c| c.read(0, header[3] as usize));
-            return Ok(LeafPairs { keys, undecided });
+            // SAFETY: synchronised after the output kernel; nothing is launched while `finish`
+            // reads the words.
+            let words = unsafe { out.view(HEADER, 2 * n) };
+            return Ok(finish(LeafPairs { words, undecided }));
         }
     }
 }
