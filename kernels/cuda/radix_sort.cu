@@ -237,16 +237,30 @@ GPROX_KERNEL(gprox_radix_pass, RadixParams) {
     at += totals[d];
   }
   __syncthreads();
-  // Look back: the digit's count in every tile before this one.
+  // Look back: the digit's count in every tile before this one, four status words read at once
+  // (independent loads, so their latencies overlap), newest first; an unpublished word is read
+  // again.
   for (uint32_t d = threadIdx.x; d < GPROX_RADIX_BUCKETS && tile > 0; d += blockDim.x) {
+    // The digit's word of tile t is column[t * 256].
+    const volatile uint32_t* column = radix_status(p, 0) + d;
     uint32_t before = 0;
-    uint32_t t = tile - 1;
-    while (true) {
-      const uint32_t w = static_cast<const volatile uint32_t*>(radix_status(p, t))[d];
-      if ((w & ~GPROX_RADIX_VALUE) == 0) continue;  // not published yet
-      before += w & GPROX_RADIX_VALUE;
-      if ((w & GPROX_RADIX_PREFIX) != 0) break;
-      --t;
+    uint32_t t = tile - 1;  // the newest tile not yet counted
+    bool done = false;
+    while (!done) {
+      // Four words at once (independent loads); 0 (unpublished) past tile 0.
+      const auto word = [&](uint32_t j) {
+        return j <= t ? column[static_cast<size_t>(t - j) * GPROX_RADIX_BUCKETS] : 0u;
+      };
+      const uint32_t w0 = word(0), w1 = word(1), w2 = word(2), w3 = word(3);
+      // Count the words in order up to the first unpublished one or the first prefix; tile 0
+      // publishes its prefix at once, so the count never passes tile 0.
+      for (const uint32_t w : {w0, w1, w2, w3}) {
+        if ((w & ~GPROX_RADIX_VALUE) == 0) break;
+        before += w & GPROX_RADIX_VALUE;
+        done = (w & GPROX_RADIX_PREFIX) != 0;
+        if (done) break;
+        --t;
+      }
     }
     atomicExch(&mine[d], GPROX_RADIX_PREFIX | (before + counts[d]));
     next_start[d] += before;
