@@ -68,7 +68,10 @@ fn main() {
                         continue;
                     };
                     if pass + 1 == passes && verbose {
-                        println!("  f{f:02} {:.17e} faces {} {}", r.distance, r.tri_a, r.tri_b);
+                        println!(
+                            "  f{f:02} {:.17e} faces {} {}",
+                            r.distance, r.tri_a, r.tri_b
+                        );
                     }
                     if pass + 1 == passes {
                         for w in [r.distance.to_bits(), u64::from(r.tri_a), u64::from(r.tri_b)] {
