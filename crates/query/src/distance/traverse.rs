@@ -102,15 +102,12 @@ impl<B: BoundingVolume> Ctx<'_, B> {
         (upper - self.abs_tol.max(self.rel_tol * upper)).min(self.threshold)
     }
 
-    /// World lower bound of the distance between the contents of nodes `a` and `b`: the
-    /// volumes' cheap bound ([`BoundingVolume::distance_lower_bound`]; for RSS a 7-axis
-    /// separating bound, which prunes nearly as well as the exact rectangle distance at a
-    /// fraction of its cost). `_cut` is the pruning level (kept for volumes whose exact distance
-    /// pays off).
-    ///
-    /// Both children of an expansion at once
-    /// ([`BoundingVolume::distance_lower_bounds_mapped`]: for RSS one pair per f64 lane, bit
-    /// for bit the one-pair bound).
+    /// World lower bounds of the distance between the contents of two node pairs (the two
+    /// children of an expansion): the volumes' cheap bound with B's volume mapped into A's
+    /// frame ([`BoundingVolume::distance_lower_bounds_mapped`]; for RSS the 7-axis separating
+    /// bound, which prunes nearly as well as the exact rectangle distance at a fraction of its
+    /// cost, both pairs at once in f64 lanes, bit for bit the one-pair bound). `_cut` is the
+    /// pruning level (kept for volumes whose exact distance pays off).
     #[inline]
     fn lower_bounds(&self, pairs: [(u32, u32); 2], _cut: f64) -> [f64; 2] {
         let scale = self.sigma * (1.0 - 1e-12);
