@@ -2,9 +2,10 @@
 //! children of every expanded node pair together.
 //!
 //! [`lower_bounds_mapped`] is [`Rss::distance_lower_bound`] of `a` and
-//! [`transform_rigid`](crate::bounding_volume::BoundingVolume::transform_rigid)`(b)`, operation for operation in the same order, with
-//! the two pairs in the two lanes of SSE2 registers (the scalar code leaves most of each
-//! register empty and shuffles glam's vectors in and out). IEEE f64 lane arithmetic rounds as
+//! [`transform_rigid`](crate::bounding_volume::BoundingVolume::transform_rigid)`(b)`,
+//! operation for operation in the same order, with the two pairs in the two lanes of SSE2
+//! registers (the scalar code leaves most of each register empty and shuffles glam's vectors
+//! in and out). IEEE f64 lane arithmetic rounds as
 //! the scalar code does, so both bounds are bit for bit the scalar ones (proptest
 //! `rss_pair_bounds_bit_identical` in `tests/rss_pair.rs`), and so certified as they are. The
 //! one difference: the gaps' maximum is `maxpd`, which may keep a NaN gap (infinite inputs)
