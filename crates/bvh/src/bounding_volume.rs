@@ -85,6 +85,20 @@ pub trait BoundingVolume: Copy + Send + Sync + std::fmt::Debug + 'static {
         self.distance(other)
     }
 
+    /// [`BoundingVolume::distance_lower_bound`] of two pairs `(a, b)`, each `b` first mapped by
+    /// [`BoundingVolume::transform_rigid`]`(q, t, grow)`: the distance query's two children of
+    /// an expanded node pair. Volumes may evaluate both pairs at once; the result must equal
+    /// the one-pair evaluation.
+    #[inline]
+    fn distance_lower_bounds_mapped(
+        pairs: [(&Self, &Self); 2],
+        q: &DMat3,
+        t: DVec3,
+        grow: f64,
+    ) -> [f64; 2] {
+        pairs.map(|(a, b)| a.distance_lower_bound(&b.transform_rigid(q, t, grow)))
+    }
+
     /// Whether `p` lies in the volume enlarged by `tol`.
     fn contains_point(&self, p: DVec3, tol: f64) -> bool;
 

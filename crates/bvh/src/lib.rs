@@ -18,6 +18,7 @@ pub mod rebuild_policy;
 pub mod refit;
 pub mod refit_plan;
 pub mod rss;
+pub mod rss_pair;
 pub mod sort;
 pub mod sphere;
 pub mod swept;

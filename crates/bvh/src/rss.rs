@@ -349,6 +349,16 @@ impl BoundingVolume for Rss {
         Rss::distance_lower_bound(self, o)
     }
 
+    #[inline]
+    fn distance_lower_bounds_mapped(
+        pairs: [(&Self, &Self); 2],
+        q: &DMat3,
+        t: DVec3,
+        grow: f64,
+    ) -> [f64; 2] {
+        crate::rss_pair::lower_bounds_mapped(pairs, q, t, grow)
+    }
+
     fn overlaps(&self, o: &Self) -> bool {
         self.distance(o) <= 0.0
     }

@@ -102,19 +102,21 @@ impl<B: BoundingVolume> Ctx<'_, B> {
         (upper - self.abs_tol.max(self.rel_tol * upper)).min(self.threshold)
     }
 
-    /// World lower bound of the distance between the contents of nodes `a` and `b`: the
-    /// volumes' cheap bound ([`BoundingVolume::distance_lower_bound`]; for RSS a 7-axis
-    /// separating bound, which prunes nearly as well as the exact rectangle distance at a
-    /// fraction of its cost). `_cut` is the pruning level (kept for volumes whose exact distance
-    /// pays off).
+    /// World lower bounds of the distance between the contents of two node pairs (the two
+    /// children of an expansion): the volumes' cheap bound with B's volume mapped into A's
+    /// frame ([`BoundingVolume::distance_lower_bounds_mapped`]; for RSS the 7-axis separating
+    /// bound, which prunes nearly as well as the exact rectangle distance at a fraction of its
+    /// cost, both pairs at once in f64 lanes, bit for bit the one-pair bound). `_cut` is the
+    /// pruning level (kept for volumes whose exact distance pays off).
     #[inline]
-    fn lower_bound(&self, a: u32, b: u32, _cut: f64) -> f64 {
-        let va = &self.an[a as usize].bv;
+    fn lower_bounds(&self, pairs: [(u32, u32); 2], _cut: f64) -> [f64; 2] {
         let scale = self.sigma * (1.0 - 1e-12);
-        let vb = self.bn[b as usize]
-            .bv
-            .transform_rigid(&self.q, self.t, self.grow);
-        va.distance_lower_bound(&vb) * scale
+        let [(a0, b0), (a1, b1)] = pairs;
+        let vols = [
+            (&self.an[a0 as usize].bv, &self.bn[b0 as usize].bv),
+            (&self.an[a1 as usize].bv, &self.bn[b1 as usize].bv),
+        ];
+        B::distance_lower_bounds_mapped(vols, &self.q, self.t, self.grow).map(|l| l * scale)
     }
 
     /// Distance between the centres of the balls around a node pair's volumes (in A's
@@ -172,8 +174,7 @@ impl<B: BoundingVolume> Ctx<'_, B> {
         let (mut a, mut b) = (0u32, 0u32);
         while !self.is_leaf_pair(a, b) {
             let [c0, c1] = self.children(a, b);
-            let l0 = self.lower_bound(c0.0, c0.1, f64::INFINITY);
-            let l1 = self.lower_bound(c1.0, c1.1, f64::INFINITY);
+            let [l0, l1] = self.lower_bounds([c0, c1], f64::INFINITY);
             // Equal bounds (overlapping volumes near the top): the nearer centres.
             let near0 = if l0 == l1 {
                 self.centre_gap(c0) <= self.centre_gap(c1)
@@ -232,8 +233,8 @@ impl<B: BoundingVolume> Ctx<'_, B> {
                 continue;
             }
             let mut near: Option<Entry> = None;
-            for (a, b) in self.children(e.a, e.b) {
-                let lb = self.lower_bound(a, b, cut);
+            let kids = self.children(e.a, e.b);
+            for ((a, b), lb) in kids.into_iter().zip(self.lower_bounds(kids, cut)) {
                 if lb >= cut {
                     lower = lower.min(lb);
                     continue;
@@ -271,8 +272,8 @@ impl<B: BoundingVolume> Ctx<'_, B> {
                     next.push(e);
                     continue;
                 }
-                for (a, b) in self.children(e.a, e.b) {
-                    let lb = self.lower_bound(a, b, cut);
+                let kids = self.children(e.a, e.b);
+                for ((a, b), lb) in kids.into_iter().zip(self.lower_bounds(kids, cut)) {
                     if lb < cut {
                         next.push(Entry { lb, a, b });
                     } else {
