@@ -60,7 +60,8 @@ fn pose(angle: f64, t: DVec3) -> Pose64 {
 
 /// The device's positions after `evaluate` equal the CPU's `update_positions` bit for bit (and
 /// so do the pad and the hierarchy), for Bézier, non-uniform and rational B-spline surfaces,
-/// posed, on full and clipped grids.
+/// posed, on full, clipped and coarse grids (tiles with column points shared, and tiles
+/// evaluated texel by texel).
 #[test]
 fn device_evaluation_equals_cpu_bit_for_bit() {
     let d = Device::for_tests();
@@ -71,6 +72,9 @@ fn device_evaluation_equals_cpu_bit_for_bit() {
         patch(wave(0.2, 0.3), DVec3::new(0.1, -0.2, 0.3)),
         bspline(7, wave2, None),
         bspline(6, wave2, Some(&weight)),
+        // Knots far denser than the texels of a coarse grid: a tile's rows need more control
+        // rows than the kernel keeps column points for, and it evaluates texel by texel.
+        bspline(60, wave2, None),
     ];
     let poses = [
         Pose64::IDENTITY,
@@ -88,7 +92,12 @@ fn device_evaluation_equals_cpu_bit_for_bit() {
             height: 17,
             ..full
         };
-        for spec in [full, clipped] {
+        let coarse = ImageSpec {
+            width: 9,
+            height: 9,
+            ..full
+        };
+        for spec in [full, clipped, coarse] {
             let mut img = GeometryImage::from_spec(0, &face, &Pose64::IDENTITY, spec).unwrap();
             let mut dev = DeviceImage::new(&d, &img, true).unwrap();
             for (pi, p) in poses.iter().enumerate() {

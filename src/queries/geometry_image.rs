@@ -270,11 +270,12 @@ impl Context {
         for fa in da.iter() {
             for fb in db.iter() {
                 if fa.bound.overlaps(&fb.bound) {
-                    pairs.extend(d.image_collide(
+                    d.image_collide_into(
                         (&fa.shell, &fa.image),
                         (&fb.shell, &fb.image),
                         opts.mode,
-                    )?);
+                        &mut pairs,
+                    )?;
                 }
             }
         }

@@ -10,8 +10,9 @@
 //!    control points and the hierarchies built (`DeviceImage::evaluate`), the traversal and the
 //!    sort of its pairs (`Device::image_collide`, one synchronisation), against the baseline of
 //!    host positions uploaded (`DeviceImage::update`); wall clock and GPU time by CUDA events,
-//!    with the pairs checked against the CPU's (see `device_frames`), and the kernel profile of
-//!    the whole frame (per kernel: launches and GPU time per frame).
+//!    with the pairs checked against the CPU's (see `device_frames`), the whole frame also with
+//!    its pairs appended to a Vec kept across frames (`Device::image_collide_into`), and the
+//!    kernel profile of the whole frame (per kernel: launches and GPU time per frame).
 //!
 //! ```text
 //! RAYON_NUM_THREADS=2 cargo run --release -p gprox-bench --bin geometry_images -- [frames] [--cuda]
@@ -139,7 +140,8 @@ fn main() {
 /// * the traversal with the pairs sorted on the device (`Device::image_collide_keys`: wall and
 ///   GPU events), and as `TexelPair`s (`Device::image_collide`);
 /// * total: generate + hierarchies + traverse with sorted pairs, all on the device (the
-///   issue's target, ≤ 0.3 ms), one synchronisation a frame.
+///   issue's target, ≤ 0.3 ms), one synchronisation a frame; and the same with the pairs
+///   appended to a Vec kept across frames (`Device::image_collide_into`: no fresh pages).
 fn device_frames(frames: usize, a: &mut GeometryImage, b: &mut GeometryImage) {
     let d = match Device::cuda(0) {
         Ok(d) => d,
@@ -153,6 +155,7 @@ fn device_frames(frames: usize, a: &mut GeometryImage, b: &mut GeometryImage) {
     let mut db = DeviceImage::new(&d, b, false).unwrap();
     let (mut upload, mut eval, mut keys, mut gpu, mut full, mut total, mut total_gpu) =
         (vec![], vec![], vec![], vec![], vec![], vec![], vec![]);
+    let (mut total_reused, mut total_reused_gpu, mut reused) = (vec![], vec![], Vec::new());
     for f in 0..frames + 3 {
         let t = f as f64 / 50.0;
         let (sa, sb) = (sheet(t, 0.0, 0.1, 0.0), sheet(t, 0.02, 0.1, 0.3));
@@ -188,7 +191,21 @@ fn device_frames(frames: usize, a: &mut GeometryImage, b: &mut GeometryImage) {
             })
             .unwrap();
         let tt = ms(t4);
+        // The same frame appending to a Vec kept from frame to frame (no fresh pages).
+        let t5 = Instant::now();
+        let ((), rg) = d
+            .time(|| {
+                da.evaluate(&d, &sa, &pose).unwrap();
+                db.evaluate(&d, &sb, &pose).unwrap();
+                reused.clear();
+                d.image_collide_into((a, &da), (b, &db), Mode::Approximate, &mut reused)
+                    .unwrap();
+            })
+            .unwrap();
+        let tr = ms(t5);
         if f >= 3 {
+            total_reused.push(tr);
+            total_reused_gpu.push(rg.unwrap_or(f64::NAN));
             upload.push(u);
             eval.push(e);
             keys.push(k);
@@ -202,6 +219,7 @@ fn device_frames(frames: usize, a: &mut GeometryImage, b: &mut GeometryImage) {
             let cpu = collide_images((a, &ha), (b, &hb), Mode::Approximate);
             assert_eq!(pairs, cpu);
             assert_eq!(frame_pairs, cpu);
+            assert_eq!(reused, cpu);
         }
     }
     // The whole frame again with the kernel profiler on: where the device time goes.
@@ -260,5 +278,13 @@ fn device_frames(frames: usize, a: &mut GeometryImage, b: &mut GeometryImage) {
     println!(
         "  same, GPU events                                          {:8.3}",
         median(&mut total_gpu)
+    );
+    println!(
+        "  total, pairs appended to a Vec kept across frames, wall   {:8.3}",
+        median(&mut total_reused)
+    );
+    println!(
+        "  same, GPU events                                          {:8.3}",
+        median(&mut total_reused_gpu)
     );
 }

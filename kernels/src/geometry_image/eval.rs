@@ -3,7 +3,8 @@
 //! (`gprox_geometry::freeform::grid_basis`, the same tables the CPU's `GridEvaluator` sums
 //! with) are uploaded once per surface shape and grid; a frame uploads only the homogeneous
 //! control points (32 B each, nothing when they did not change: a rigid face's new pose goes in
-//! the launch parameters) and enqueues one launch, one thread per texel.
+//! the launch parameters) and enqueues one launch, one block per tile of 32 × 8 texels (the
+//! tile's column points made once in shared memory).
 
 use glam::DVec4;
 use gprox_geometry::freeform::{grid_basis, NurbsSurface};
@@ -48,6 +49,9 @@ params!(
         pad: u32,
     }
 );
+
+/// Texels along u and v of a `gprox_gi_eval` block (`GPROX_GI_EVAL_TILE_U`, `_V`).
+const EVAL_TILE: [usize; 2] = [32, 8];
 
 /// The resident evaluation of one surface shape (degrees, counts, knots) on an image's grid.
 pub(super) struct Evaluator {
@@ -148,17 +152,12 @@ impl DeviceImage {
             degree_v: e.degree[1] as u32,
             pad: 0,
         };
+        let tiles = self.width.div_ceil(EVAL_TILE[0]) * self.height.div_ceil(EVAL_TILE[1]);
         // SAFETY: positions hold width * height texels; the tables hold width (height) entries
         // of first indices and degree + 1 basis values each, made for this surface shape (whose
-        // control points, n * m, are uploaded), so every index the kernel forms is in range.
-        unsafe {
-            device.launch(
-                Kernel::ImageEval,
-                device.blocks_for(self.width * self.height),
-                device.block_size(),
-                &p,
-            )?
-        };
+        // control points, n * m, are uploaded), so every index the kernel forms is in range;
+        // one block per tile of texels.
+        unsafe { device.launch(Kernel::ImageEval, tiles as u32, device.block_size(), &p)? };
         self.build_levels(device)
     }
 

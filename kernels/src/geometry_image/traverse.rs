@@ -112,10 +112,15 @@ pub struct ImageQueryStats {
     pub undecided: usize,
 }
 
-/// Sorted leaf pair keys as [`TexelPair`]s (already in order), straight from the mapped
-/// output; in exact mode the pairs the device left undecided are kept only when the CPU's exact
-/// test on their corners says they intersect.
-fn texel_pairs(leaves: &LeafPairs, layout: KeyLayout, face_a: u32, face_b: u32) -> Vec<TexelPair> {
+/// Appends the sorted leaf pair keys to `out` as [`TexelPair`]s (already in order), straight
+/// from the mapped output; in exact mode the pairs the device left undecided are kept only when
+/// the CPU's exact test on their corners says they intersect.
+fn append_texel_pairs(
+    leaves: &LeafPairs,
+    layout: KeyLayout,
+    (face_a, face_b): (u32, u32),
+    out: &mut Vec<TexelPair>,
+) {
     let pair = |k: u64| {
         let (quad_a, quad_b) = layout.quads(k);
         TexelPair {
@@ -125,17 +130,18 @@ fn texel_pairs(leaves: &LeafPairs, layout: KeyLayout, face_a: u32, face_b: u32) 
             quad_b,
         }
     };
-    // One allocation of the exact size (a filtered collect would grow it step by step, and
-    // fresh pages cost more than the conversion).
+    // Room for all of them at once (a filtered extend would grow `out` step by step, and fresh
+    // pages cost more than the conversion).
     if leaves.undecided.is_empty() {
-        return leaves.keys().map(pair).collect();
+        out.extend(leaves.keys().map(pair));
+        return;
     }
     let mut keep = vec![true; leaves.words.len() / 2];
     for u in &leaves.undecided {
         let corners = |c: [[f32; 3]; 4]| c.map(glam::Vec3::from);
         keep[u.index as usize] = quad_corners_intersect(corners(u.a), corners(u.b));
     }
-    let mut out = Vec::with_capacity(keep.iter().filter(|&&k| k).count());
+    out.reserve(keep.iter().filter(|&&k| k).count());
     out.extend(
         leaves
             .keys()
@@ -143,7 +149,6 @@ fn texel_pairs(leaves: &LeafPairs, layout: KeyLayout, face_a: u32, face_b: u32) 
             .filter(|&(_, &k)| k)
             .map(|(k, _)| pair(k)),
     );
-    out
 }
 
 /// One traversal step on the host's side: parents' levels and which trees descend.
@@ -180,13 +185,25 @@ impl Device {
         b: (&GeometryImage, &DeviceImage),
         mode: Mode,
     ) -> Result<(Vec<TexelPair>, ImageQueryStats)> {
+        let mut pairs = Vec::new();
+        let stats = self.image_collide_into(a, b, mode, &mut pairs)?;
+        Ok((pairs, stats))
+    }
+
+    /// [`Device::image_collide`] appending to `out` (whose capacity a caller can keep from
+    /// frame to frame: no allocation once it is large enough), with what it read back.
+    pub fn image_collide_into(
+        &self,
+        a: (&GeometryImage, &DeviceImage),
+        b: (&GeometryImage, &DeviceImage),
+        mode: Mode,
+        out: &mut Vec<TexelPair>,
+    ) -> Result<ImageQueryStats> {
         let layout = KeyLayout::new(a.1, b.1, mode);
         let steps = collide_steps(a.1, b.1);
         self.image_traverse(a.1.face(), b.1.face(), &steps, None, layout, |leaves| {
-            (
-                texel_pairs(&leaves, layout, a.0.face, b.0.face),
-                leaves.stats(),
-            )
+            append_texel_pairs(&leaves, layout, (a.0.face, b.0.face), out);
+            leaves.stats()
         })
     }
 
@@ -236,10 +253,9 @@ impl Device {
         let face = img.1.face();
         let layout = KeyLayout::new(img.1, img.1, mode);
         self.image_traverse(face, face, &steps, Some(normal_test), layout, |leaves| {
-            (
-                texel_pairs(&leaves, layout, img.0.face, img.0.face),
-                leaves.stats(),
-            )
+            let mut pairs = Vec::new();
+            append_texel_pairs(&leaves, layout, (img.0.face, img.0.face), &mut pairs);
+            (pairs, leaves.stats())
         })
     }
 

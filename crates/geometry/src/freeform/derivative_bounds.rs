@@ -58,16 +58,18 @@ impl DerivativeBounds {
 const ROUNDING: f64 = 1e-9;
 
 /// Largest vector norm and largest |w| of a difference net given by `f(i, j)` over `n x m`.
+/// One square root at the end: `sqrt` is correctly rounded and monotonic, so the root of the
+/// largest squared norm is the largest norm, bit for bit.
 fn net_max(n: usize, m: usize, f: impl Fn(usize, usize) -> DVec4) -> (f64, f64) {
-    let mut out = (0.0f64, 0.0f64);
+    let (mut norm2, mut w) = (0.0f64, 0.0f64);
     for i in 0..n {
         for j in 0..m {
             let d = f(i, j);
-            out.0 = out.0.max(d.truncate().length());
-            out.1 = out.1.max(d.w.abs());
+            norm2 = norm2.max(d.truncate().length_squared());
+            w = w.max(d.w.abs());
         }
     }
-    out
+    (norm2.sqrt(), w)
 }
 
 fn piece_bounds(rect: ParamRect, net: &[DVec4], [p, q]: [usize; 2]) -> DerivativeBounds {
