@@ -9,10 +9,12 @@
 #   $OUT/reports.md    the harness reports (report.md) of every scene, one after another
 #   $OUT/out.tgz       every log, report.json and plot
 #
-#   scripts/gpu-session.sh [SCENE ...]     (default: the built-in scenes and the shared ones)
+#   scripts/gpu-session.sh [SCENE ...]     (default: the built-in scenes and the shared ones;
+#                                           `none`: no harness scene)
 # Knobs: GPROX_TEST_BUDGET (seconds for tests + cli, default 300), GPROX_SCENE_LIMIT (seconds per
 # scene, default 45), GPROX_EXTRA_LIMIT (seconds per extra, default 90), GPROX_BENCH_ARGS (extra
-# harness options), GPROX_TESTS (only the test binaries whose names contain one of these words).
+# harness options), GPROX_TESTS (only the test binaries whose names contain one of these words),
+# GPROX_EXTRAS (only the extras whose names contain one of these words).
 set -u
 here="$(cd "$(dirname "$0")/.." && pwd)"
 bundle="$here/target/gpu-bundle"
@@ -29,6 +31,7 @@ report() { cat >>"$out/reports.md"; }
 scenes=("$@")
 [ ${#scenes[@]} -gt 0 ] || scenes=(builtin-two-tori builtin-deforming-tori builtin-flag-balls
   two-tori-interlock nbody-spheres cloth-on-sphere bunny-pair-distance bumpy-pair-distance)
+[ "${scenes[*]}" != none ] || scenes=()
 
 OUT="$o" GPROX_STEP_TIMEOUT=90 GPROX_STEPS="tests cli" \
   timeout -k 10 "${GPROX_TEST_BUDGET:-300}" "$bundle/run.sh" >"$o/run.log" 2>&1
@@ -53,8 +56,10 @@ done
 # The bench binaries of the bundle's extras/ on the device: geometry images (#18) and the
 # image-space tolerance sweep (#16), each under GPROX_EXTRA_LIMIT seconds.
 extra() { # NAME ARGS...
-  local name="$1" t0
+  local name="$1" t0 w wanted=${GPROX_EXTRAS:+no}
   shift
+  for w in ${GPROX_EXTRAS:-}; do [[ "$name" == *"$w"* ]] && wanted=yes; done
+  [ "${wanted:-yes}" = yes ] || return 0
   [ -x "$p/extras/$name" ] || { note "extra $name: not in the bundle"; return; }
   t0=$(date +%s)
   (cd "$o" && timeout -k 5 "${GPROX_EXTRA_LIMIT:-90}" "$p/extras/$name" "$@") \
