@@ -28,9 +28,10 @@
 //    gprox_gi_exact instead: the filtered triangle test of tri_tri.cuh on each leaf pair's quads
 //    (two triangles each, as traverse.rs `quads_intersect`); certainly separate pairs are
 //    dropped by a block-scan compaction, the others keyed with bit 0 set when undecided.
-// 5. gprox_gi_out: the sorted keys into host-mapped memory, and in exact mode the corners of
-//    every undecided pair (ImageUndecided records) for the host's exact test; the host waits
-//    once.
+// 5. In approximate mode the sort's last pass writes the sorted keys straight into the
+//    host-mapped output after the header; in exact mode gprox_gi_out copies them there and adds
+//    the corners of every undecided pair (ImageUndecided records) for the host's exact test.
+//    The host waits once.
 #include "gprox/common.cuh"
 #include "gprox/geometry_image.cuh"
 #include "gprox/scan.cuh"

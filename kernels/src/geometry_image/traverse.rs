@@ -375,10 +375,20 @@ impl Device {
                 passes: layout.passes(),
                 status: status.device_ptr(),
                 totals: totals.device_ptr(),
+                // Approximate mode: the last pass writes the sorted keys straight into the
+                // mapped output, after the header (gprox_gi_keys wrote it), so no output
+                // kernel runs; exact mode's output kernel also reads the keys for the corners.
+                final_keys: if exact {
+                    0
+                } else {
+                    out.device_ptr() + 4 * HEADER as u64
+                },
             };
             self.sort_counted(&sort)?;
-            p.keys = sort.keys[(sort.passes % 2) as usize];
-            unsafe { self.launch(Kernel::ImageOut, grid, block, &p)? };
+            if exact {
+                p.keys = sort.keys[(sort.passes % 2) as usize];
+                unsafe { self.launch(Kernel::ImageOut, grid, block, &p)? };
+            }
             self.synchronize()?;
             let header = out.read(0, HEADER);
             if header[1] != 0 {

@@ -97,6 +97,10 @@ pub(crate) struct RadixJob {
     pub status: u64,
     /// `u32[8 * 256]`, zero before the sort (e.g. cleared by the kernel that counted).
     pub totals: u64,
+    /// 0, or a `u64[capacity]` on the device (or host-mapped) where the last pass writes the
+    /// sorted keys instead of `keys[passes % 2]` (e.g. a query's mapped output, so no copy
+    /// kernel follows).
+    pub final_keys: u64,
 }
 
 impl Device {
@@ -165,6 +169,9 @@ impl Device {
             (p.keys_in, p.values_in) = (s.keys[src], s.values[src]);
             (p.keys_out, p.values_out) = (s.keys[dst], s.values[dst]);
             p.shift = pass * 8;
+            if pass + 1 == s.passes && s.final_keys != 0 {
+                p.keys_out = s.final_keys;
+            }
             unsafe { self.launch(Kernel::RadixPass, tiles, opts.block, &p)? };
         }
         Ok(())
@@ -244,6 +251,7 @@ impl Device {
             passes: RADIX_PASSES,
             status: status.device_ptr(),
             totals: totals.device_ptr(),
+            final_keys: 0,
         };
         // An even number of passes ends in the caller's buffers.
         self.run_passes(&sort, opts, tiles)

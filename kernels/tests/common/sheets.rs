@@ -57,7 +57,8 @@ pub fn key_passes(a: &GeometryImage, b: &GeometryImage, exact: bool) -> u64 {
 /// or the seed (one launch: every node pair of the levels after the first k steps, for the
 /// most k < steps whose pairs number at most 4 096), one per remaining level step (the deeper
 /// tree alone until both have as many levels left, then both), the keys (or the exact test),
-/// the radix sort (one launch counting the digits, one per pass), the output.
+/// the radix sort (one launch counting the digits, one per pass; its last pass writes the
+/// approximate mode's output), exact mode's output kernel.
 pub fn collide_query_launches(a: &GeometryImage, b: &GeometryImage, exact: bool) -> u64 {
     // Quads per side at each level of an image, the leaves first.
     let levels = |img: &GeometryImage| {
@@ -81,7 +82,7 @@ pub fn collide_query_launches(a: &GeometryImage, b: &GeometryImage, exact: bool)
         .iter()
         .take_while(|&&n| n <= 4096)
         .count();
-    1 + (steps - seeded) as u64 + 1 + (1 + key_passes(a, b, exact)) + 1
+    1 + (steps - seeded) as u64 + 1 + (1 + key_passes(a, b, exact)) + u64::from(exact)
 }
 
 /// The device's levels equal the CPU's: boxes, signs, sizes, the leaf level unstored.
