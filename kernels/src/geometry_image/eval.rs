@@ -136,7 +136,6 @@ impl DeviceImage {
         let Some(e) = &self.evaluator else {
             unreachable!("set above")
         };
-        self.pad = moved_pad(&self.spec, surface, pose);
         let p = ImageEvalParams {
             positions: self.positions.device_ptr(),
             points: e.points.device_ptr(),
@@ -158,6 +157,9 @@ impl DeviceImage {
         // control points, n * m, are uploaded), so every index the kernel forms is in range;
         // one block per tile of texels.
         unsafe { device.launch(Kernel::ImageEval, tiles as u32, device.block_size(), &p)? };
+        // The leaf padding is needed only by the hierarchy build: the host works it out while
+        // the device evaluates.
+        self.pad = moved_pad(&self.spec, surface, pose);
         self.build_levels(device)
     }
 
