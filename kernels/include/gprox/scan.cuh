@@ -1,5 +1,5 @@
 // Block-wide exclusive scan through shared memory (no warp vote or shuffle, so the host
-// emulator stays fast): used by the radix sort's scan (radix_sort.cu) and by the stream
+// emulator stays fast): used by the radix sort's digit starts (radix_sort.cu) and by the stream
 // compaction of the geometry-image traversal (geometry_image.cu).
 #pragma once
 #include "gprox/common.cuh"
