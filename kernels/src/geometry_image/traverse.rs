@@ -453,3 +453,60 @@ fn collide_steps(a: &DeviceImage, b: &DeviceImage) -> Vec<Step> {
     }
     steps
 }
+
+#[cfg(test)]
+mod tests {
+    use glam::DVec3;
+    use gprox_geometry::freeform::{NurbsSurface, ParamRect, TrimmedFace};
+    use gprox_geometry::transform::Pose64;
+    use gprox_query::geometry_image::{collide_images, GeometryImage, HierarchyImage, ImageSpec};
+
+    use super::*;
+
+    /// A flat unit square at height `z`, sampled on 65 × 65 texels.
+    fn sheet(id: u32, z: f64) -> GeometryImage {
+        let pts = [(0.0, 0.0), (0.0, 1.0), (1.0, 0.0), (1.0, 1.0)]
+            .map(|(x, y)| DVec3::new(x, y, z))
+            .to_vec();
+        let face = TrimmedFace::untrimmed(NurbsSurface::bezier([1, 1], pts, None).unwrap());
+        let spec = ImageSpec {
+            rect: ParamRect::new(0.0, 1.0, 0.0, 1.0),
+            width: 65,
+            height: 65,
+            eps: 1e-3,
+            sigma: 1e-4,
+            trim_tolerance: 0.5 / 64.0,
+        };
+        GeometryImage::from_spec(id, &face.unwrap(), &Pose64::IDENTITY, spec).unwrap()
+    }
+
+    /// A seeded traversal from a frontier capacity far below what it needs (the seed's own
+    /// frontier already outgrows it: every node of the 8 × 8 level meets its neighbours on two
+    /// coincident sheets): the overflow is flagged, the host grows the frontier and reruns, and
+    /// no pair is lost.
+    #[test]
+    fn seed_overflow_grows_and_reruns() {
+        let d = Device::emulated();
+        let (a, b) = (sheet(0, 0.0), sheet(1, 1e-7));
+        let (da, db) = (
+            DeviceImage::new(&d, &a, false).unwrap(),
+            DeviceImage::new(&d, &b, false).unwrap(),
+        );
+        let steps = collide_steps(&da, &db);
+        let seeded = seed_steps(&steps, da.face(), db.face());
+        assert!(
+            seeded > 0 && seeded < steps.len(),
+            "{seeded} of {}",
+            steps.len()
+        );
+        d.set_hint("gi.capacity", 64);
+        let before = d.ops();
+        let dev = d
+            .image_collide((&a, &da), (&b, &db), Mode::Approximate)
+            .unwrap();
+        let used = d.ops() - before;
+        let (ha, hb) = (HierarchyImage::build(&a), HierarchyImage::build(&b));
+        assert_eq!(dev, collide_images((&a, &ha), (&b, &hb), Mode::Approximate));
+        assert!(used.syncs >= 2, "the seed overflowed first: {used:?}");
+    }
+}
