@@ -149,7 +149,8 @@ __device__ __forceinline__ uint32_t* radix_status(const RadixParams& p, uint32_t
 
 }  // namespace gprox
 
-
+/// Every pass's digit counts of tile b (into `totals`), and the tickets and look-back status
+/// words of the tiles the count needs cleared.
 GPROX_KERNEL(gprox_radix_digits, RadixParams) {
   __shared__ uint32_t counts[8 * GPROX_RADIX_BUCKETS];
   __shared__ uint32_t digit_words[GPROX_RADIX_ROWS * 8];
