@@ -160,6 +160,22 @@ struct Step {
     descend_b: bool,
 }
 
+impl Step {
+    /// The levels of A and B this step's child pairs lie at.
+    fn child_levels(&self) -> (usize, usize) {
+        (
+            self.level_a - usize::from(self.descend_a),
+            self.level_b - usize::from(self.descend_b),
+        )
+    }
+}
+
+/// The steps of a traversal: every level step, and how many leading ones the seed replaces.
+struct Steps {
+    all: Vec<Step>,
+    seeded: usize,
+}
+
 impl Device {
     /// Every pair of quads of `a` and `b` whose padded boxes overlap (approximate) or whose
     /// triangles intersect (exact), sorted: `gprox_query::geometry_image::collide_images` on the
@@ -241,15 +257,20 @@ impl Device {
         if top == 0 {
             return Ok((Vec::new(), ImageQueryStats::default()));
         }
-        let steps: Vec<Step> = (1..=top)
-            .rev()
-            .map(|l| Step {
-                level_a: l,
-                level_b: l,
-                descend_a: true,
-                descend_b: true,
-            })
-            .collect();
+        // No seed in self mode: its first levels need the pair order and normal test of the
+        // step kernel.
+        let steps = Steps {
+            all: (1..=top)
+                .rev()
+                .map(|l| Step {
+                    level_a: l,
+                    level_b: l,
+                    descend_a: true,
+                    descend_b: true,
+                })
+                .collect(),
+            seeded: 0,
+        };
         let face = img.1.face();
         let layout = KeyLayout::new(img.1, img.1, mode);
         self.image_traverse(face, face, &steps, Some(normal_test), layout, |leaves| {
@@ -267,7 +288,7 @@ impl Device {
         &self,
         a: ImageFace,
         b: ImageFace,
-        steps: &[Step],
+        steps: &Steps,
         self_normal: Option<bool>,
         layout: KeyLayout,
         finish: impl FnOnce(LeafPairs<'_>) -> R,
@@ -332,35 +353,31 @@ impl Device {
                 corner_capacity,
             };
             let block = self.block_size();
+            let seeded = steps.seeded;
+            if seeded > 0 {
+                // The frontier before step `seeded`, tested, at the levels it reaches.
+                let (la, lb) = steps.all[seeded - 1].child_levels();
+                p.step = seeded as u32;
+                p.frontier_out = front[seeded % 2].device_ptr();
+                (p.level_a, p.level_b) = (la as u32, lb as u32);
+            }
             // SAFETY (all launches): the faces' buffers are live resident images; the frontiers
             // hold `2 * capacity` words, the keys `capacity`, the counters COUNTERS, the totals
             // RADIX_TOTALS, the mapped output HEADER + 2 * capacity, the corner records
             // `corner_capacity`; the kernels write no further than these.
-            let seeded = match self_normal {
-                None => seed_steps(steps, a, b),
-                Some(_) => 0,
-            };
-            if seeded > 0 {
-                // The frontier before step `seeded`, tested, at the levels it reaches.
-                let st = &steps[seeded - 1];
-                p.step = seeded as u32;
-                p.frontier_out = front[seeded % 2].device_ptr();
-                p.level_a = (st.level_a - usize::from(st.descend_a)) as u32;
-                p.level_b = (st.level_b - usize::from(st.descend_b)) as u32;
-            }
             unsafe { self.launch(Kernel::ImageInit, 1, block, &p)? };
             let grid = self.multiprocessors() * if self.is_emulated() { 4 } else { 8 };
-            for (s, st) in steps.iter().enumerate().skip(seeded) {
+            for (s, st) in steps.all.iter().enumerate().skip(seeded) {
                 p.step = s as u32 + 1;
                 p.frontier_in = front[s % 2].device_ptr();
                 p.frontier_out = front[(s + 1) % 2].device_ptr();
                 (p.level_a, p.level_b) = (st.level_a as u32, st.level_b as u32);
                 (p.descend_a, p.descend_b) = (u32::from(st.descend_a), u32::from(st.descend_b));
-                p.last = u32::from(s + 1 == steps.len());
+                p.last = u32::from(s + 1 == steps.all.len());
                 unsafe { self.launch(Kernel::ImageStep, grid, block, &p)? };
             }
-            p.step = steps.len() as u32;
-            p.frontier_in = front[steps.len() % 2].device_ptr();
+            p.step = steps.all.len() as u32;
+            p.frontier_in = front[steps.all.len() % 2].device_ptr();
             let leaf_kernel = if exact {
                 Kernel::ImageExact
             } else {
@@ -405,44 +422,24 @@ impl Device {
             }
             let n = header[0] as usize;
             let undecided = corners.map_or_else(Vec::new, |c| c.read(0, header[3] as usize));
-            // SAFETY: synchronised after the output kernel; nothing is launched while `finish`
-            // reads the words.
+            // SAFETY: synchronised after the kernel that wrote the words (the last radix pass,
+            // or exact mode's output kernel); nothing is launched while `finish` reads them.
             let words = unsafe { out.view(HEADER, 2 * n) };
             return Ok(finish(LeafPairs { words, undecided }));
         }
     }
 }
 
-/// Leading steps of a collision traversal the seed replaces: the most after which every node
-/// pair of the levels reached numbers at most [`SEED_PAIRS`], keeping the last step (the leaf
-/// pairs) for the step kernel.
-fn seed_steps(steps: &[Step], a: ImageFace, b: ImageFace) -> usize {
-    let nodes = |f: &ImageFace, l: usize| {
-        let (w, h) = (f.width as usize - 1, f.height as usize - 1);
-        w.div_ceil(1 << l) * h.div_ceil(1 << l)
-    };
-    let n = steps.len().saturating_sub(1);
-    (1..=n)
-        .take_while(|&k| {
-            let st = &steps[k - 1];
-            let (la, lb) = (
-                st.level_a - usize::from(st.descend_a),
-                st.level_b - usize::from(st.descend_b),
-            );
-            nodes(&a, la) * nodes(&b, lb) <= SEED_PAIRS
-        })
-        .last()
-        .unwrap_or(0)
-}
-
 /// The steps of a traversal of `a` against `b`: the deeper tree descends alone until both have
-/// as many levels left, then both together.
-fn collide_steps(a: &DeviceImage, b: &DeviceImage) -> Vec<Step> {
+/// as many levels left, then both together. The seed replaces the most leading steps after
+/// which every node pair of the levels reached numbers at most [`SEED_PAIRS`], keeping the last
+/// step (the leaf pairs) for the step kernel.
+fn collide_steps(a: &DeviceImage, b: &DeviceImage) -> Steps {
     let (mut la, mut lb) = (a.levels() - 1, b.levels() - 1);
-    let mut steps = Vec::new();
+    let mut all = Vec::new();
     while la > 0 || lb > 0 {
         let (da, db) = (la > 0 && la >= lb, lb > 0 && lb >= la);
-        steps.push(Step {
+        all.push(Step {
             level_a: la,
             level_b: lb,
             descend_a: da,
@@ -451,7 +448,15 @@ fn collide_steps(a: &DeviceImage, b: &DeviceImage) -> Vec<Step> {
         la -= usize::from(da);
         lb -= usize::from(db);
     }
-    steps
+    let nodes = |img: &DeviceImage, l: usize| img.sizes[l].0 * img.sizes[l].1;
+    let seeded = all[..all.len().saturating_sub(1)]
+        .iter()
+        .take_while(|st| {
+            let (la, lb) = st.child_levels();
+            nodes(a, la) * nodes(b, lb) <= SEED_PAIRS
+        })
+        .count();
+    Steps { all, seeded }
 }
 
 #[cfg(test)]
@@ -493,11 +498,11 @@ mod tests {
             DeviceImage::new(&d, &b, false).unwrap(),
         );
         let steps = collide_steps(&da, &db);
-        let seeded = seed_steps(&steps, da.face(), db.face());
         assert!(
-            seeded > 0 && seeded < steps.len(),
-            "{seeded} of {}",
-            steps.len()
+            steps.seeded > 0 && steps.seeded < steps.all.len(),
+            "{} of {}",
+            steps.seeded,
+            steps.all.len()
         );
         d.set_hint("gi.capacity", 64);
         let before = d.ops();
