@@ -19,7 +19,7 @@
 
 #![allow(clippy::needless_range_loop)] // index loops over control nets
 
-use glam::DVec4;
+use glam::{DVec3, DVec4};
 
 use super::curve::project;
 use super::{NurbsSurface, ParamRect};
@@ -59,39 +59,64 @@ const ROUNDING: f64 = 1e-9;
 
 /// Largest vector norm and largest |w| of a difference net given by `f(i, j)` over `n x m`.
 /// One square root at the end: `sqrt` is correctly rounded and monotonic, so the root of the
-/// largest squared norm is the largest norm, bit for bit.
+/// largest squared norm is the largest norm, bit for bit. (`>` keeps the maximum as
+/// `f64::max` does, NaN terms included, without its NaN handling in the loop.)
 fn net_max(n: usize, m: usize, f: impl Fn(usize, usize) -> DVec4) -> (f64, f64) {
     let (mut norm2, mut w) = (0.0f64, 0.0f64);
     for i in 0..n {
         for j in 0..m {
             let d = f(i, j);
-            norm2 = norm2.max(d.truncate().length_squared());
-            w = w.max(d.w.abs());
+            let l = d.truncate().length_squared();
+            if l > norm2 {
+                norm2 = l;
+            }
+            if d.w.abs() > w {
+                w = d.w.abs();
+            }
         }
     }
     (norm2.sqrt(), w)
 }
 
-fn piece_bounds(rect: ParamRect, net: &[DVec4], [p, q]: [usize; 2]) -> DerivativeBounds {
+/// Control points a net keeps on the stack (bicubic: 16).
+const NET_STACK: usize = 16;
+
+fn piece_bounds(rect: ParamRect, net: &[DVec4], degree: [usize; 2]) -> DerivativeBounds {
+    if net.len() <= NET_STACK {
+        let mut buf = [(DVec3::ZERO, DVec4::ZERO); NET_STACK];
+        piece_bounds_in(rect, net, degree, &mut buf[..net.len()])
+    } else {
+        let mut buf = vec![(DVec3::ZERO, DVec4::ZERO); net.len()];
+        piece_bounds_in(rect, net, degree, &mut buf)
+    }
+}
+
+/// [`piece_bounds`] with `buf` (one slot per control point) for the Euclidean points and the
+/// translated homogeneous net.
+fn piece_bounds_in(
+    rect: ParamRect,
+    net: &[DVec4],
+    [p, q]: [usize; 2],
+    buf: &mut [(DVec3, DVec4)],
+) -> DerivativeBounds {
     let w = q + 1;
-    let (mut lo, mut hi) = (glam::DVec3::INFINITY, glam::DVec3::NEG_INFINITY);
+    let (mut lo, mut hi) = (DVec3::INFINITY, DVec3::NEG_INFINITY);
     let mut wmin = f64::INFINITY;
-    for h in net {
+    for (h, slot) in net.iter().zip(buf.iter_mut()) {
         let e = project(*h);
+        slot.0 = e;
         lo = lo.min(e);
         hi = hi.max(e);
         wmin = wmin.min(h.w);
     }
     let c = (lo + hi) * 0.5;
-    let radius = net
-        .iter()
-        .map(|h| (project(*h) - c).length())
-        .fold(0.0, f64::max);
-    let t: Vec<DVec4> = net
-        .iter()
-        .map(|h| (project(*h) - c).extend(1.0) * h.w)
-        .collect();
-    let at = |i: usize, j: usize| t[i * w + j];
+    let mut radius = 0.0f64;
+    for (h, slot) in net.iter().zip(buf.iter_mut()) {
+        radius = radius.max((slot.0 - c).length());
+        slot.1 = (slot.0 - c).extend(1.0) * h.w;
+    }
+    let t = &*buf;
+    let at = |i: usize, j: usize| t[i * w + j].1;
     let (su, sv) = (1.0 / (rect.u1 - rect.u0), 1.0 / (rect.v1 - rect.v0));
     let (fp, fq) = (p as f64, q as f64);
     let (n1u, w1u) = if p >= 1 {

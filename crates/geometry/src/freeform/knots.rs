@@ -218,29 +218,124 @@ pub fn basis_derivatives(
     ders
 }
 
-/// Inserts `t` once into a curve of homogeneous points (Boehm's algorithm).
-fn insert_once(knots: &mut Vec<f64>, degree: usize, pts: &mut Vec<DVec4>, t: f64) {
+/// Inserts `t` once into the knot vector of a curve of `count` points of degree `degree`
+/// (Boehm's algorithm on the knots alone) and returns the span `k` it went into, with the
+/// blending factors of the `degree` new points appended to `alphas`: new point `i` (for `i`
+/// in `k - degree + 1 ..= k`) is `P_i α + P_{i-1} (1 − α)`. The factors depend on the knots
+/// only, so one plan serves every line of a surface ([`InsertionPlan`]).
+fn insert_knot_once(
+    knots: &mut Vec<f64>,
+    degree: usize,
+    count: usize,
+    t: f64,
+    alphas: &mut Vec<f64>,
+) -> usize {
     let p = degree;
-    let count = pts.len();
     // Span k with knots[k] <= t < knots[k+1] (t strictly inside the domain here).
     let mut k = find_span(count, p, t, knots);
     while k + 1 < knots.len() && knots[k + 1] <= t && k < count - 1 {
         k += 1;
     }
-    let mut out = Vec::with_capacity(count + 1);
-    out.extend_from_slice(&pts[..=k - p]);
     for i in k - p + 1..=k {
         let denom = knots[i + p] - knots[i];
-        let alpha = if denom > 0.0 {
+        alphas.push(if denom > 0.0 {
             (t - knots[i]) / denom
         } else {
             0.0
-        };
-        out.push(pts[i] * alpha + pts[i - 1] * (1.0 - alpha));
+        });
     }
-    out.extend_from_slice(&pts[k..]);
     knots.insert(k + 1, t);
-    *pts = out;
+    k
+}
+
+/// Applies one insertion of [`insert_knot_once`] (span `k`, the `alphas` of its new points)
+/// to a line of points in place.
+fn insert_points(pts: &mut Vec<DVec4>, k: usize, alphas: &[f64]) {
+    let p = alphas.len();
+    // The new points read the old ones below them: made first, then the tail moves up one.
+    let mut fresh = [DVec4::ZERO; 8];
+    let mut spill = Vec::new();
+    let made = |i: usize, a: f64| pts[i] * a + pts[i - 1] * (1.0 - a);
+    let news: &[DVec4] = if p <= fresh.len() {
+        for (s, &a) in alphas.iter().enumerate() {
+            fresh[s] = made(k - p + 1 + s, a);
+        }
+        &fresh[..p]
+    } else {
+        spill.extend(
+            alphas
+                .iter()
+                .enumerate()
+                .map(|(s, &a)| made(k - p + 1 + s, a)),
+        );
+        &spill
+    };
+    // Degree 0 repeats point k; otherwise slot k is one of the new points.
+    pts.insert(k, pts[k]);
+    pts[k - p + 1..=k].copy_from_slice(news);
+}
+
+/// Inserts `t` once into a curve of homogeneous points (Boehm's algorithm).
+fn insert_once(knots: &mut Vec<f64>, degree: usize, pts: &mut Vec<DVec4>, t: f64) {
+    let mut alphas = Vec::with_capacity(degree);
+    let k = insert_knot_once(knots, degree, pts.len(), t, &mut alphas);
+    insert_points(pts, k, &alphas);
+}
+
+/// A sequence of knot insertions worked out on the knots once and applied to any number of
+/// lines of points (every line of a surface along one direction shares its knots): the same
+/// arithmetic, in the same order, as [`insert_to_multiplicity`] line by line.
+#[derive(Clone, Debug)]
+pub(crate) struct InsertionPlan {
+    /// The knot vector after every insertion.
+    pub(crate) knots: Vec<f64>,
+    /// Span of each insertion.
+    spans: Vec<usize>,
+    /// `degree` factors per insertion.
+    alphas: Vec<f64>,
+    degree: usize,
+}
+
+impl InsertionPlan {
+    /// Every `t` of `ts` (in order, each strictly inside the domain) inserted until its
+    /// multiplicity is `target`, into a curve of `count` points.
+    pub(crate) fn new(
+        knots: &[f64],
+        degree: usize,
+        count: usize,
+        ts: &[f64],
+        target: usize,
+    ) -> Self {
+        let mut plan = Self {
+            knots: knots.to_vec(),
+            spans: Vec::new(),
+            alphas: Vec::new(),
+            degree,
+        };
+        let mut count = count;
+        for &t in ts {
+            for _ in multiplicity(&plan.knots, t)..target {
+                let k = insert_knot_once(&mut plan.knots, degree, count, t, &mut plan.alphas);
+                plan.spans.push(k);
+                count += 1;
+            }
+        }
+        plan
+    }
+
+    /// Points of a line after the plan, given `count` before.
+    pub(crate) fn count_after(&self, count: usize) -> usize {
+        count + self.spans.len()
+    }
+
+    /// Applies the plan to one line of points (in place; `pts` grows by one point per
+    /// insertion).
+    pub(crate) fn apply(&self, pts: &mut Vec<DVec4>) {
+        pts.reserve(self.spans.len());
+        for (s, &k) in self.spans.iter().enumerate() {
+            insert_points(pts, k, &self.alphas[s * self.degree..(s + 1) * self.degree]);
+        }
+    }
 }
 
 /// Multiplicity of `t` in `knots` (exact comparison).

@@ -7,7 +7,7 @@ use glam::{DVec3, DVec4};
 use super::curve::{binomial, bounds_of, lift, project, validate_points, NurbsCurve};
 use super::knots::{
     basis_derivatives, basis_values, find_span, insert_to_multiplicity, restrict, split,
-    validate_knots, BASIS_STACK,
+    validate_knots, InsertionPlan, BASIS_STACK,
 };
 pub use super::rect::ParamRect;
 use super::FreeformError;
@@ -403,18 +403,29 @@ impl NurbsSurface {
         let iu = interior(&self.knots[0], d.u0, d.u1);
         let iv = interior(&self.knots[1], d.v0, d.v1);
         // Every interior knot to full multiplicity, one pass over the lines per direction (the
-        // same insertions, in the same order, as `insert_knot` knot by knot).
-        let mut s = self.clone();
-        for (along_u, knots, degree) in [(true, &iu, p), (false, &iv, q)] {
-            if !knots.is_empty() {
-                s = s.map_lines(along_u, |k, pts| {
-                    let (mut k, mut pts) = (k.to_vec(), pts.to_vec());
-                    for &t in knots {
-                        insert_to_multiplicity(&mut k, degree, &mut pts, t, degree);
-                    }
-                    (k, pts)
-                });
+        // same insertions, in the same order, as `insert_knot` knot by knot): the insertion
+        // factors are worked out once per direction and applied to every line.
+        let [n0, m0] = self.count;
+        let plan_u = InsertionPlan::new(&self.knots[0], p, n0, &iu, p);
+        let n = plan_u.count_after(n0);
+        let mut line = Vec::with_capacity(n.max(m0));
+        let mut by_u = vec![DVec4::ZERO; n * m0];
+        for j in 0..m0 {
+            line.clear();
+            line.extend((0..n0).map(|i| self.points[i * m0 + j]));
+            plan_u.apply(&mut line);
+            for (i, &pt) in line.iter().enumerate() {
+                by_u[i * m0 + j] = pt;
             }
+        }
+        let plan_v = InsertionPlan::new(&self.knots[1], q, m0, &iv, q);
+        let m = plan_v.count_after(m0);
+        let mut points = Vec::with_capacity(n * m);
+        for row in by_u.chunks_exact(m0) {
+            line.clear();
+            line.extend_from_slice(row);
+            plan_v.apply(&mut line);
+            points.extend_from_slice(&line);
         }
         let bu: Vec<f64> = std::iter::once(d.u0)
             .chain(iu)
@@ -424,14 +435,13 @@ impl NurbsSurface {
             .chain(iv)
             .chain(std::iter::once(d.v1))
             .collect();
-        let m = s.count[1];
         let mut out = Vec::new();
         for (a, wu) in bu.windows(2).enumerate() {
             for (b, wv) in bv.windows(2).enumerate() {
                 let mut pts = Vec::with_capacity((p + 1) * (q + 1));
                 for i in 0..=p {
                     for j in 0..=q {
-                        pts.push(s.points[(a * p + i) * m + b * q + j]);
+                        pts.push(points[(a * p + i) * m + b * q + j]);
                     }
                 }
                 out.push((ParamRect::new(wu[0], wu[1], wv[0], wv[1]), pts));
