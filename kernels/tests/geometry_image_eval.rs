@@ -229,3 +229,92 @@ fn evaluated_frame_op_budget() {
         assert_eq!(query.d2h_bytes, 16 + 8 * pairs.len() as u64);
     }
 }
+
+/// Several images evaluated together (`DeviceImage::evaluate_all`: every upload, then every
+/// evaluation, the paddings on the host, then every build) hold what one `evaluate` per image
+/// makes, bit for bit, with the same operations (warm: the control points up, one launch for
+/// the texels and one per stored level, no wait, no allocation); a non-finite pose anywhere in
+/// the batch is refused before anything is enqueued.
+#[test]
+fn evaluate_all_equals_one_evaluate_per_image() {
+    use gprox_cuda::geometry_image::Evaluation;
+    let d = Device::for_tests();
+    let fa = TrimmedFace::untrimmed(patch(wave(0.0, 0.15), DVec3::ZERO)).unwrap();
+    let fb = TrimmedFace::untrimmed(bspline(7, |i, j| 0.1 * ((i * j) as f64).sin(), None)).unwrap();
+    let (mut a, mut b) = (image(0, &fa, 0.35), image(1, &fb, 0.35));
+    let make = |a: &GeometryImage, b: &GeometryImage| {
+        (
+            DeviceImage::new(&d, a, true).unwrap(),
+            DeviceImage::new(&d, b, true).unwrap(),
+        )
+    };
+    let (mut one_a, mut one_b) = make(&a, &b);
+    let (mut all_a, mut all_b) = make(&a, &b);
+    for frame in 0..3 {
+        let t = 0.25 * frame as f64;
+        let sa = patch(wave(t, 0.15), DVec3::ZERO);
+        let sb = bspline(7, |i, j| 0.1 * ((i * j) as f64 + t).sin(), None);
+        let pb = pose(0.2 * t, DVec3::new(0.03, 0.0, 0.01));
+        let before = d.ops();
+        one_a.evaluate(&d, &sa, &Pose64::IDENTITY).unwrap();
+        one_b.evaluate(&d, &sb, &pb).unwrap();
+        let one = d.ops() - before;
+        let before = d.ops();
+        DeviceImage::evaluate_all(
+            &d,
+            &mut [
+                Evaluation {
+                    image: &mut all_a,
+                    surface: &sa,
+                    pose: &Pose64::IDENTITY,
+                },
+                Evaluation {
+                    image: &mut all_b,
+                    surface: &sb,
+                    pose: &pb,
+                },
+            ],
+        )
+        .unwrap();
+        let all = d.ops() - before;
+        assert_eq!(one, all, "frame {frame}");
+        if frame > 0 {
+            assert_eq!((all.syncs, all.allocations, all.d2h_bytes), (0, 0, 0));
+        }
+        a.update_positions(&sa, &Pose64::IDENTITY).unwrap();
+        b.update_positions(&sb, &pb).unwrap();
+        for (cpu, x, y) in [(&a, &one_a, &all_a), (&b, &one_b, &all_b)] {
+            assert_eq!(
+                x.face().pad.to_bits(),
+                y.face().pad.to_bits(),
+                "frame {frame}"
+            );
+            assert_eq!(cpu.pad.to_bits(), y.face().pad.to_bits(), "frame {frame}");
+            assert_eq!(cpu.positions, y.download_positions().unwrap());
+            assert_same_levels(cpu, x);
+            assert_same_levels(cpu, y);
+        }
+    }
+    let bad = Pose64 {
+        rows: [[f64::NAN; 4]; 3],
+    };
+    let sa = patch(wave(0.9, 0.15), DVec3::ZERO);
+    let before = d.ops();
+    let err = DeviceImage::evaluate_all(
+        &d,
+        &mut [
+            Evaluation {
+                image: &mut all_a,
+                surface: &sa,
+                pose: &Pose64::IDENTITY,
+            },
+            Evaluation {
+                image: &mut all_b,
+                surface: &sa,
+                pose: &bad,
+            },
+        ],
+    );
+    assert!(err.is_err());
+    assert_eq!(d.ops() - before, Default::default(), "nothing enqueued");
+}

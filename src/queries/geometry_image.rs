@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use glam::{Affine3A, Vec3};
 use gprox_bvh::aabb::Aabb;
+use gprox_cuda::geometry_image::Evaluation;
 use gprox_cuda::{Device, DeviceImage};
 use gprox_geometry::freeform::{apply_pose, TrimmedFace};
 use gprox_geometry::transform::Pose64;
@@ -95,6 +96,8 @@ fn device_images(
         }
     }
     let mut out = Vec::with_capacity(faces.len());
+    // Faces whose grid still certifies the accuracy are re-evaluated together below.
+    let mut reused = Vec::with_capacity(faces.len());
     for (k, f) in faces.iter().enumerate() {
         let id = k as u32;
         let reuse = old.as_mut().and_then(|o| {
@@ -103,9 +106,9 @@ fn device_images(
             let at = o.iter().position(admits)?;
             Some(o.swap_remove(at))
         });
-        let mut face = match reuse {
-            Some(mut r) => {
-                r.image.evaluate(device, f.surface(), pose)?;
+        let face = match reuse {
+            Some(r) => {
+                reused.push(true);
                 r
             }
             None => {
@@ -114,6 +117,7 @@ fn device_images(
                 };
                 let shell = GeometryImage::unsampled(id, f, spec)?;
                 let image = DeviceImage::new_evaluated(device, &shell, f.surface(), pose, signs)?;
+                reused.push(false);
                 ResidentFace {
                     shell,
                     image,
@@ -121,8 +125,21 @@ fn device_images(
                 }
             }
         };
-        face.bound = control_bound(f, pose, face.image.face().pad);
         out.push(face);
+    }
+    let mut jobs: Vec<Evaluation<'_>> = out
+        .iter_mut()
+        .zip(&reused)
+        .filter(|(_, &again)| again)
+        .map(|(r, _)| Evaluation {
+            surface: faces[r.shell.face as usize].surface(),
+            image: &mut r.image,
+            pose,
+        })
+        .collect();
+    DeviceImage::evaluate_all(device, &mut jobs)?;
+    for r in out.iter_mut() {
+        r.bound = control_bound(&faces[r.shell.face as usize], pose, r.image.face().pad);
     }
     let out = Arc::new(out);
     *slot = Some(ResidentImages {

@@ -20,6 +20,7 @@
 use std::time::Instant;
 
 use glam::DVec3;
+use gprox::cuda::geometry_image::Evaluation;
 use gprox::cuda::{Device, DeviceImage};
 use gprox_geometry::freeform::{NurbsSurface, ParamRect, TrimmedFace};
 use gprox_geometry::transform::Pose64;
@@ -142,6 +143,31 @@ fn main() {
 /// * total: generate + hierarchies + traverse with sorted pairs, all on the device (the
 ///   issue's target, ≤ 0.3 ms), one synchronisation a frame; and the same with the pairs
 ///   appended to a Vec kept across frames (`Device::image_collide_into`: no fresh pages).
+/// Both sheets' positions and hierarchies of one frame on the device, in one batch
+/// ([`DeviceImage::evaluate_all`]: uploads, evaluations, paddings on the host, builds).
+fn evaluate_both(
+    d: &Device,
+    [a, b]: [&mut DeviceImage; 2],
+    [sa, sb]: [&NurbsSurface; 2],
+) -> gprox::cuda::Result<()> {
+    let pose = Pose64::IDENTITY;
+    DeviceImage::evaluate_all(
+        d,
+        &mut [
+            Evaluation {
+                image: a,
+                surface: sa,
+                pose: &pose,
+            },
+            Evaluation {
+                image: b,
+                surface: sb,
+                pose: &pose,
+            },
+        ],
+    )
+}
+
 fn device_frames(frames: usize, a: &mut GeometryImage, b: &mut GeometryImage) {
     let d = match Device::cuda(0) {
         Ok(d) => d,
@@ -167,8 +193,7 @@ fn device_frames(frames: usize, a: &mut GeometryImage, b: &mut GeometryImage) {
         d.synchronize().unwrap();
         let u = ms(t0);
         let t1 = Instant::now();
-        da.evaluate(&d, &sa, &pose).unwrap();
-        db.evaluate(&d, &sb, &pose).unwrap();
+        evaluate_both(&d, [&mut da, &mut db], [&sa, &sb]).unwrap();
         d.synchronize().unwrap();
         let e = ms(t1);
         let t2 = Instant::now();
@@ -184,8 +209,7 @@ fn device_frames(frames: usize, a: &mut GeometryImage, b: &mut GeometryImage) {
         let t4 = Instant::now();
         let (frame_pairs, fg) = d
             .time(|| {
-                da.evaluate(&d, &sa, &pose).unwrap();
-                db.evaluate(&d, &sb, &pose).unwrap();
+                evaluate_both(&d, [&mut da, &mut db], [&sa, &sb]).unwrap();
                 d.image_collide((a, &da), (b, &db), Mode::Approximate)
                     .unwrap()
             })
@@ -195,8 +219,7 @@ fn device_frames(frames: usize, a: &mut GeometryImage, b: &mut GeometryImage) {
         let t5 = Instant::now();
         let ((), rg) = d
             .time(|| {
-                da.evaluate(&d, &sa, &pose).unwrap();
-                db.evaluate(&d, &sb, &pose).unwrap();
+                evaluate_both(&d, [&mut da, &mut db], [&sa, &sb]).unwrap();
                 reused.clear();
                 d.image_collide_into((a, &da), (b, &db), Mode::Approximate, &mut reused)
                     .unwrap();
@@ -226,8 +249,7 @@ fn device_frames(frames: usize, a: &mut GeometryImage, b: &mut GeometryImage) {
     let profile = gprox_bench::kernel_profile::profile_frames(&d, frames, |f| {
         let t = f as f64 / 50.0;
         let (sa, sb) = (sheet(t, 0.0, 0.1, 0.0), sheet(t, 0.02, 0.1, 0.3));
-        da.evaluate(&d, &sa, &pose)?;
-        db.evaluate(&d, &sb, &pose)?;
+        evaluate_both(&d, [&mut da, &mut db], [&sa, &sb])?;
         d.image_collide((a, &da), (b, &db), Mode::Approximate)
             .map(|_| ())
     })
@@ -239,8 +261,7 @@ fn device_frames(frames: usize, a: &mut GeometryImage, b: &mut GeometryImage) {
     // evaluate + hierarchies + traversal + sort, one synchronisation.
     let (sa, sb) = (sheet(0.5, 0.0, 0.1, 0.0), sheet(0.5, 0.02, 0.1, 0.3));
     let ops0 = d.ops();
-    da.evaluate(&d, &sa, &pose).unwrap();
-    db.evaluate(&d, &sb, &pose).unwrap();
+    evaluate_both(&d, [&mut da, &mut db], [&sa, &sb]).unwrap();
     let n = d
         .image_collide((a, &da), (b, &db), Mode::Approximate)
         .unwrap()

@@ -101,12 +101,24 @@ fn as_rows(h: &[DVec4]) -> Vec<[f64; 4]> {
     h.iter().map(|p| p.to_array()).collect()
 }
 
+/// One image of [`DeviceImage::evaluate_all`]: the image, its face's surface (the control
+/// points of this frame) and its pose.
+pub struct Evaluation<'a> {
+    /// The device image (made for this surface's face and grid).
+    pub image: &'a mut DeviceImage,
+    /// The face's surface.
+    pub surface: &'a NurbsSurface,
+    /// Its pose.
+    pub pose: &'a Pose64,
+}
+
 impl DeviceImage {
     /// The positions of `surface` under `pose` on this image's grid, evaluated on the device
     /// (`GeometryImage::update_positions` there, the same positions bit for bit), and the
     /// hierarchy rebuilt: uploads only the control points (32 B each, none when unchanged since
     /// the last frame), one launch for the texels and [`DeviceImage::build_launches`] for the
-    /// hierarchy; no synchronisation.
+    /// hierarchy; no synchronisation. Several images of one frame go faster through
+    /// [`DeviceImage::evaluate_all`].
     /// The first call for a surface shape (degrees, counts, knots) uploads the grid's basis
     /// tables and allocates; later frames allocate nothing. `surface` must be the face's surface
     /// (the stencil, made from its trim loops, stays): the image is then the host's
@@ -117,11 +129,50 @@ impl DeviceImage {
         surface: &NurbsSurface,
         pose: &Pose64,
     ) -> Result<()> {
-        if pose.rows.iter().flatten().any(|x| !x.is_finite()) {
+        Self::evaluate_all(
+            device,
+            &mut [Evaluation {
+                image: self,
+                surface,
+                pose,
+            }],
+        )
+    }
+
+    /// [`DeviceImage::evaluate`] for every image of `jobs`, in an order that keeps host and
+    /// device busy together: every control-point upload first (an upload from pageable memory
+    /// may wait for the work already queued), then every evaluation launch, then the leaf
+    /// paddings on the host (certified derivative bounds, the longest host step) while the
+    /// device evaluates, then every hierarchy build. The same launches, uploads and results as
+    /// one [`DeviceImage::evaluate`] per image; checked before anything is enqueued.
+    pub fn evaluate_all(device: &Device, jobs: &mut [Evaluation<'_>]) -> Result<()> {
+        if jobs
+            .iter()
+            .any(|j| j.pose.rows.iter().flatten().any(|x| !x.is_finite()))
+        {
             return Err(CudaError::NonFinitePose {
                 side: "geometry image",
             });
         }
+        for j in jobs.iter_mut() {
+            j.image.upload_points(device, j.surface)?;
+        }
+        for j in jobs.iter() {
+            j.image.launch_evaluation(device, j.pose)?;
+        }
+        for j in jobs.iter_mut() {
+            // The leaf padding is needed only by the hierarchy build.
+            j.image.pad = moved_pad(&j.image.spec, j.surface, j.pose);
+        }
+        for j in jobs.iter() {
+            j.image.build_levels(device)?;
+        }
+        Ok(())
+    }
+
+    /// The control points of `surface` on the device (none when unchanged since the last
+    /// frame); the basis tables too on the first call for a surface shape.
+    fn upload_points(&mut self, device: &Device, surface: &NurbsSurface) -> Result<()> {
         let h = surface.homogeneous_points();
         match &mut self.evaluator {
             Some(e) if e.fits(surface) => {
@@ -133,8 +184,13 @@ impl DeviceImage {
             }
             _ => self.evaluator = Some(Evaluator::new(device, &self.spec, surface)?),
         }
+        Ok(())
+    }
+
+    /// Enqueues the evaluation of the uploaded control points under `pose`.
+    fn launch_evaluation(&self, device: &Device, pose: &Pose64) -> Result<()> {
         let Some(e) = &self.evaluator else {
-            unreachable!("set above")
+            unreachable!("upload_points ran first")
         };
         let p = ImageEvalParams {
             positions: self.positions.device_ptr(),
@@ -156,11 +212,7 @@ impl DeviceImage {
         // of first indices and degree + 1 basis values each, made for this surface shape (whose
         // control points, n * m, are uploaded), so every index the kernel forms is in range;
         // one block per tile of texels.
-        unsafe { device.launch(Kernel::ImageEval, tiles as u32, device.block_size(), &p)? };
-        // The leaf padding is needed only by the hierarchy build: the host works it out while
-        // the device evaluates.
-        self.pad = moved_pad(&self.spec, surface, pose);
-        self.build_levels(device)
+        unsafe { device.launch(Kernel::ImageEval, tiles as u32, device.block_size(), &p) }
     }
 
     /// The positions the device holds, read back (12 B per texel; waits for the device).

@@ -30,7 +30,7 @@
 mod eval;
 mod traverse;
 
-pub use eval::ImageEvalParams;
+pub use eval::{Evaluation, ImageEvalParams};
 pub use traverse::ImageQueryStats;
 
 use glam::Vec3;
