@@ -130,19 +130,6 @@ fn main() {
     );
 }
 
-/// The device part of the deforming 512 × 512 pair on CUDA device 0, per frame and as medians of
-/// wall clock (and GPU time by CUDA events where noted):
-///
-/// * baseline (the previous pipeline's first stage): positions sampled on the host
-///   (`GeometryImage::update_positions`, not timed) and uploaded, hierarchies built
-///   (`DeviceImage::update`), synchronised;
-/// * generate on the device: only the control points up, positions evaluated and hierarchies
-///   built (`DeviceImage::evaluate`), synchronised;
-/// * the traversal with the pairs sorted on the device (`Device::image_collide_keys`: wall and
-///   GPU events), and as `TexelPair`s (`Device::image_collide`);
-/// * total: generate + hierarchies + traverse with sorted pairs, all on the device (the
-///   issue's target, ≤ 0.3 ms), one synchronisation a frame; and the same with the pairs
-///   appended to a Vec kept across frames (`Device::image_collide_into`: no fresh pages).
 /// Both sheets' positions and hierarchies of one frame on the device, in one batch
 /// ([`DeviceImage::evaluate_all`]: uploads, evaluations, paddings on the host, builds).
 fn evaluate_both(
@@ -168,6 +155,19 @@ fn evaluate_both(
     )
 }
 
+/// The device part of the deforming 512 × 512 pair on CUDA device 0, per frame and as medians of
+/// wall clock (and GPU time by CUDA events where noted):
+///
+/// * baseline (the previous pipeline's first stage): positions sampled on the host
+///   (`GeometryImage::update_positions`, not timed) and uploaded, hierarchies built
+///   (`DeviceImage::update`), synchronised;
+/// * generate on the device: only the control points up, positions evaluated and hierarchies
+///   built (both images in one batch, `DeviceImage::evaluate_all`), synchronised;
+/// * the traversal with the pairs sorted on the device (`Device::image_collide_keys`: wall and
+///   GPU events), and as `TexelPair`s (`Device::image_collide`);
+/// * total: generate + hierarchies + traverse with sorted pairs, all on the device (the
+///   issue's target, ≤ 0.3 ms), one synchronisation a frame; and the same with the pairs
+///   appended to a Vec kept across frames (`Device::image_collide_into`: no fresh pages).
 fn device_frames(frames: usize, a: &mut GeometryImage, b: &mut GeometryImage) {
     let d = match Device::cuda(0) {
         Ok(d) => d,

@@ -154,13 +154,20 @@ pub(crate) fn surface_point(
 /// tiles: a deep frame then allocates and faults in these pages once, not per tile).
 #[derive(Default)]
 pub(super) struct DepthBuffers {
-    scratch: DepthScratch,
+    /// One per surface: the two run side by side.
+    scratch: [DepthScratch; 2],
     cells: Vec<[u32; 3]>,
-    near: Vec<SurfacePoint>,
+    near: [Vec<SurfacePoint>; 2],
 }
 
+/// Samples from which a run's two surfaces are searched on two threads (`rayon::join`): at a
+/// microsecond or so per sample and surface, far more work than the hand-off costs.
+const JOIN: usize = 512;
+
 impl DepthBuffers {
-    /// Fills in the nearest points of both surfaces of `samples` (block by block, `depth.rs`).
+    /// Fills in the nearest points of both surfaces of `samples` (block by block, `depth.rs`),
+    /// the two surfaces side by side when there are [`JOIN`] samples or more (a frame of one
+    /// run then still uses two threads).
     pub(super) fn fill(
         &mut self,
         [wa, wb]: &[Surface<'_, '_>; 2],
@@ -169,13 +176,20 @@ impl DepthBuffers {
     ) {
         self.cells.clear();
         self.cells.extend(samples.iter().map(|s| s.cell));
-        surface_points(wa, lattice, &self.cells, &mut self.scratch, &mut self.near);
-        for (s, q) in samples.iter_mut().zip(&self.near) {
-            s.a = *q;
+        let cells = &self.cells;
+        let ([sa, sb], [na, nb]) = (&mut self.scratch, &mut self.near);
+        if cells.len() >= JOIN {
+            rayon::join(
+                || surface_points(wa, lattice, cells, sa, na),
+                || surface_points(wb, lattice, cells, sb, nb),
+            );
+        } else {
+            surface_points(wa, lattice, cells, sa, na);
+            surface_points(wb, lattice, cells, sb, nb);
         }
-        surface_points(wb, lattice, &self.cells, &mut self.scratch, &mut self.near);
-        for (s, q) in samples.iter_mut().zip(&self.near) {
-            s.b = *q;
+        for (s, (a, b)) in samples.iter_mut().zip(na.iter().zip(nb.iter())) {
+            s.a = *a;
+            s.b = *b;
         }
     }
 }
