@@ -7,6 +7,7 @@
 #[path = "common/sheets.rs"]
 mod sheets;
 
+use gprox_cuda::geometry_image::Evaluation;
 use gprox_cuda::{Device, DeviceImage};
 use gprox_geometry::freeform::{NurbsSurface, ParamRect, TrimmedFace};
 use gprox_geometry::glam::{DVec2, DVec3};
@@ -230,6 +231,19 @@ fn evaluated_frame_op_budget() {
     }
 }
 
+/// Two images in one `DeviceImage::evaluate_all` batch.
+fn evaluate_two(
+    d: &Device,
+    jobs: [(&mut DeviceImage, &NurbsSurface, &Pose64); 2],
+) -> gprox_cuda::Result<()> {
+    let mut jobs = jobs.map(|(image, surface, pose)| Evaluation {
+        image,
+        surface,
+        pose,
+    });
+    DeviceImage::evaluate_all(d, &mut jobs)
+}
+
 /// Several images evaluated together (`DeviceImage::evaluate_all`: every upload, then every
 /// evaluation, the paddings on the host, then every build) hold what one `evaluate` per image
 /// makes, bit for bit, with the same operations (warm: the control points up, one launch for
@@ -237,7 +251,6 @@ fn evaluated_frame_op_budget() {
 /// the batch is refused before anything is enqueued.
 #[test]
 fn evaluate_all_equals_one_evaluate_per_image() {
-    use gprox_cuda::geometry_image::Evaluation;
     let d = Device::for_tests();
     let fa = TrimmedFace::untrimmed(patch(wave(0.0, 0.15), DVec3::ZERO)).unwrap();
     let fb = TrimmedFace::untrimmed(bspline(7, |i, j| 0.1 * ((i * j) as f64).sin(), None)).unwrap();
@@ -260,20 +273,9 @@ fn evaluate_all_equals_one_evaluate_per_image() {
         one_b.evaluate(&d, &sb, &pb).unwrap();
         let one = d.ops() - before;
         let before = d.ops();
-        DeviceImage::evaluate_all(
+        evaluate_two(
             &d,
-            &mut [
-                Evaluation {
-                    image: &mut all_a,
-                    surface: &sa,
-                    pose: &Pose64::IDENTITY,
-                },
-                Evaluation {
-                    image: &mut all_b,
-                    surface: &sb,
-                    pose: &pb,
-                },
-            ],
+            [(&mut all_a, &sa, &Pose64::IDENTITY), (&mut all_b, &sb, &pb)],
         )
         .unwrap();
         let all = d.ops() - before;
@@ -300,19 +302,11 @@ fn evaluate_all_equals_one_evaluate_per_image() {
     };
     let sa = patch(wave(0.9, 0.15), DVec3::ZERO);
     let before = d.ops();
-    let err = DeviceImage::evaluate_all(
+    let err = evaluate_two(
         &d,
-        &mut [
-            Evaluation {
-                image: &mut all_a,
-                surface: &sa,
-                pose: &Pose64::IDENTITY,
-            },
-            Evaluation {
-                image: &mut all_b,
-                surface: &sa,
-                pose: &bad,
-            },
+        [
+            (&mut all_a, &sa, &Pose64::IDENTITY),
+            (&mut all_b, &sa, &bad),
         ],
     );
     assert!(err.is_err());
