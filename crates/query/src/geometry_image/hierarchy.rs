@@ -112,6 +112,24 @@ const PAR_ROWS: usize = 64;
 /// without stencil stays [`Aabb::EMPTY`] (`±∞ ∓ pad = ±∞`).
 #[inline]
 fn first_row(img: &GeometryImage, y: usize, out: &mut [Aabb]) {
+    let qw = img.width() - 1;
+    let j0 = 2 * y;
+    let j1 = (2 * y + 1).min(img.height() - 2);
+    let full = |j: usize| {
+        img.quad_stencil[j * qw..(j + 1) * qw]
+            .iter()
+            .all(|&s| s != 0)
+    };
+    if full(j0) && full(j1) {
+        first_row_with::<true>(img, y, out);
+    } else {
+        first_row_with::<false>(img, y, out);
+    }
+}
+
+/// [`first_row`]; `FULL`: every quad of the node row's quad rows has stencil 1 (no selection).
+#[inline(always)]
+fn first_row_with<const FULL: bool>(img: &GeometryImage, y: usize, out: &mut [Aabb]) {
     let w = img.width();
     let (qw, qh) = (w - 1, img.height() - 1);
     let pad = Vec3::splat(img.pad);
@@ -134,7 +152,7 @@ fn first_row(img: &GeometryImage, y: usize, out: &mut [Aabb]) {
         let (mid, right) = (col(i0 + 1), col(i1 + 1));
         // Quad (i, j) spans columns i and i + 1; a quad without stencil contributes nothing.
         let pick = |on: u8, lo: Vec3, hi: Vec3| {
-            if on != 0 {
+            if FULL || on != 0 {
                 (lo, hi)
             } else {
                 (Vec3::INFINITY, Vec3::NEG_INFINITY)

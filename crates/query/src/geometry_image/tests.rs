@@ -6,9 +6,10 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use glam::{DVec3, Vec3};
+use glam::{DVec2, DVec3, Vec3};
 use gprox_bvh::aabb::Aabb;
 use gprox_geometry::freeform::trimmed::load_trimmed_model;
+use gprox_geometry::freeform::trimmed::{LoopRole, TrimLoop};
 use gprox_geometry::freeform::{NurbsSurface, TrimmedFace};
 use gprox_geometry::transform::Pose64;
 use gprox_geometry::TriMesh;
@@ -224,8 +225,19 @@ fn hierarchy_matches_brute_force() {
     let h = [
         0.1, -0.2, 0.3, 0.0, 0.2, 0.1, -0.1, 0.3, 0.0, 0.2, 0.1, -0.3, 0.1, 0.0, 0.2, 0.1,
     ];
-    let f = sheet(&h, DVec3::ZERO, false);
-    let (img, hi) = image(0, &f, 0.037);
+    let plain_face = sheet(&h, DVec3::ZERO, false);
+    let mut loops = plain_face.loops().to_vec();
+    let hole = [(0.3, 0.25), (0.3, 0.7), (0.62, 0.7), (0.62, 0.25)].map(|(u, v)| DVec2::new(u, v));
+    loops.push(TrimLoop::polygon(LoopRole::Hole, &hole).unwrap());
+    let holed = TrimmedFace::new(plain_face.surface().clone(), loops).unwrap();
+    for f in [plain_face, holed] {
+        hierarchy_matches_brute_force_on(&f);
+    }
+}
+
+/// [`hierarchy_matches_brute_force`] on one face.
+fn hierarchy_matches_brute_force_on(f: &TrimmedFace) {
+    let (img, hi) = image(0, f, 0.037);
     assert!(img.width() % 2 == 0 || img.height() % 2 == 0 || hi.levels[0].width % 2 == 1);
     // Without signs: the same boxes, no sign bytes.
     let plain = HierarchyImage::build(&img);
