@@ -6,24 +6,19 @@
 
 use std::time::Instant;
 
+#[path = "common/peer_bench.rs"]
+mod peer_bench;
+
 use gprox_bvh::{bv_tree::BvTree, lbvh, obb::Obb, Bvh};
-use gprox_geometry::scene::Scene;
 use gprox_query::collide::{
     collide_all_models, collide_any_models, CollideOptions, CollisionModel, ModelObject,
 };
 
 fn main() {
-    let mut args = std::env::args().skip(1);
-    let dir = args
-        .next()
-        .unwrap_or_else(|| "/work/shared/peers/scenes".into());
-    let passes: usize = args.next().and_then(|p| p.parse().ok()).unwrap_or(19);
-    let filter = args.next().unwrap_or_default();
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build();
-    let Ok(pool) = pool else {
-        eprintln!("no thread pool");
+    let Some((dir, passes, mut args, pool)) = peer_bench::setup() else {
         return;
     };
+    let filter = args.next().unwrap_or_default();
     let rows = [
         ("bumpy-pair-distance", false),
         ("bunny-pair-distance", false),
@@ -32,12 +27,8 @@ fn main() {
     ];
     for (name, all) in rows {
         let kind = if all { "collide-all" } else { "collide-any" };
-        let scene = match Scene::load(format!("{dir}/{name}")) {
-            Ok(s) => s,
-            Err(e) => {
-                eprintln!("{name}: {e}");
-                continue;
-            }
+        let Some(scene) = peer_bench::load(&dir, name) else {
+            continue;
         };
         let (ma, mb) = (scene.mesh(0), scene.mesh(1));
         let (ba, bb): (Bvh, Bvh) = (lbvh::build(ma), lbvh::build(mb));

@@ -9,8 +9,10 @@
 
 use std::time::Instant;
 
+#[path = "common/peer_bench.rs"]
+mod peer_bench;
+
 use gprox_bvh::{bv_tree::BvTree, rss::Rss};
-use gprox_geometry::scene::Scene;
 use gprox_query::distance::{distance, DistanceObject, DistanceOptions};
 
 fn median(v: &mut [f64]) -> f64 {
@@ -19,27 +21,16 @@ fn median(v: &mut [f64]) -> f64 {
 }
 
 fn main() {
-    let mut args = std::env::args().skip(1);
-    let dir = args
-        .next()
-        .unwrap_or_else(|| "/work/shared/peers/scenes".into());
-    let passes: usize = args.next().and_then(|p| p.parse().ok()).unwrap_or(19);
+    let Some((dir, passes, mut args, pool)) = peer_bench::setup() else {
+        return;
+    };
     let names = args
         .next()
         .unwrap_or_else(|| "bunny-pair-distance,bumpy-pair-distance".into());
     let verbose = std::env::var_os("RSS_BENCH_VERBOSE").is_some();
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build();
-    let Ok(pool) = pool else {
-        eprintln!("no thread pool");
-        return;
-    };
     for name in names.split(',') {
-        let scene = match Scene::load(format!("{dir}/{name}")) {
-            Ok(s) => s,
-            Err(e) => {
-                eprintln!("{name}: {e}");
-                continue;
-            }
+        let Some(scene) = peer_bench::load(&dir, name) else {
+            continue;
         };
         let (ma, mb) = (scene.mesh(0), scene.mesh(1));
         let (ta, tb) = (BvTree::<Rss>::build(ma), BvTree::<Rss>::build(mb));
