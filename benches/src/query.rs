@@ -4,7 +4,7 @@
 use anyhow::{Context as _, Result};
 use gprox::bvh::{bv_tree::BvTree, rss::Rss};
 use gprox::geometry::scene::{QueryKind, Scene};
-use gprox::query::broad_phase::{try_collide_many, try_collide_many_any};
+use gprox::query::broad_phase::try_collide_many_any;
 use gprox::query::ccd::{ccd_self_with_bvh, CcdOptions};
 use gprox::query::collide::{CollideOptions, CollisionObject};
 use gprox::query::distance::{distance, DistanceObject, DistanceOptions, DistanceResult};
@@ -285,9 +285,10 @@ fn hash_pairs(hash: u64, a: u32, b: u32, found: &[[u32; 2]]) -> u64 {
     hash_list(fnv(hash, ((a as u64) << 32) | b as u64), found)
 }
 
-/// A `pairs: "all"` frame: the library's broad phase
-/// ([`gprox::query::broad_phase`]); on the CPU backend the whole query is
-/// `collide_many` / `collide_many_any`, on device backends one batched `Context::collide_many`.
+/// A `pairs: "all"` frame: the library's broad phase ([`gprox::query::broad_phase`]).
+/// Collide-all is `Context::collide_many` on every backend; collide-any on the CPU backend is
+/// `try_collide_many_any` (early-out pair queries), on device backends the batched
+/// `Context::collide_many`.
 fn all_pairs_frame(
     ctx: &Context,
     scene: &Scene,
@@ -297,30 +298,22 @@ fn all_pairs_frame(
     slot_of: &dyn Fn(usize) -> Result<usize>,
     opts: &CollideOptions,
 ) -> Result<(FrameRecord, u64)> {
-    let objects = (0..scene.object_count())
-        .map(|o| {
-            let m = &models[slot_of(o)?];
-            Ok(CollisionObject::new(m.mesh(), m.bvh(), scene.pose64(f, o))?)
-        })
-        .collect::<Result<Vec<_>>>()?;
     let mut hash = FNV_OFFSET;
     let mut count = 0u64;
     let mut hit_pairs = Vec::new();
     let all = target.kind == QueryKind::CollideAll;
-    if ctx.backend() == gprox::Backend::Cpu {
-        if all {
-            let many = try_collide_many(&objects, opts)?;
-            for c in &many.object_pairs {
-                hash = hash_pairs(hash, c.a, c.b, &c.pairs);
-                hit_pairs.push([c.a, c.b]);
-            }
-            count = many.total as u64;
-        } else {
-            hit_pairs = try_collide_many_any(&objects, opts)?;
-        }
+    if ctx.backend() == gprox::Backend::Cpu && !all {
+        let objects = (0..scene.object_count())
+            .map(|o| {
+                let m = &models[slot_of(o)?];
+                Ok(CollisionObject::new(m.mesh(), m.bvh(), scene.pose64(f, o))?)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        hit_pairs = try_collide_many_any(&objects, opts)?;
     } else {
-        // Device backends: broad phase, traversals and triangle tests of every body pair in
-        // one batch (`Context::collide_many`); collide-any reads the same answer.
+        // `Context::collide_many`: on the CPU the world-space narrow phase over each model's
+        // kept tree shape; on a device the broad phase, traversals and triangle tests of every
+        // body pair in one batch (collide-any reads the same answer).
         let bodies = (0..scene.object_count())
             .map(|o| Ok((&models[slot_of(o)?], scene.pose(f, o))))
             .collect::<Result<Vec<_>>>()?;

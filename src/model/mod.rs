@@ -12,6 +12,8 @@ use gprox_bvh::{bv_tree::BvTree, lbvh, refit, refit_plan::MeshRefitPlan, rss::Rs
 use gprox_cuda::distance::ResidentDistanceMesh;
 use gprox_geometry::freeform::{FreeformModel, NurbsSurface};
 use gprox_geometry::TriMesh;
+use gprox_query::broad_phase::TreeShape;
+use gprox_query::collide::CollideError;
 use gprox_query::self_collide::Topology;
 
 use crate::options::{CollisionTree, ModelOptions};
@@ -94,6 +96,9 @@ pub struct Model {
     resident_distance: Mutex<Option<(u64, u64, Arc<ResidentDistanceMesh>)>>,
     /// Adjacency of the faces (self-collision and CCD), made on first use.
     topology: OnceLock<Topology>,
+    /// The tree's validated shape (many-body collision), made on first use: it depends on the
+    /// tree's links only, which refits keep.
+    tree_shape: OnceLock<Result<TreeShape, CollideError>>,
     /// The first two vertices at one position, if any (looked for on first use).
     duplicate: OnceLock<Option<[u32; 2]>>,
     /// The OBB tree of collision queries when the options ask for one, with its version.
@@ -121,6 +126,7 @@ impl Clone for Model {
             distance_tree: Mutex::new(None),
             resident_distance: Mutex::new(None),
             topology: self.topology.clone(),
+            tree_shape: self.tree_shape.clone(),
             duplicate: self.duplicate.clone(),
             obb_tree: Mutex::new(None),
             options: self.options,
@@ -388,6 +394,15 @@ impl Model {
             .get_or_init(|| Topology::new(self.mesh.faces(), self.mesh.vertex_count()))
     }
 
+    /// The shape of the tree ([`TreeShape`]), made on first use: many-body collision refits it
+    /// to each body's world corners instead of validating the tree on every call.
+    pub(crate) fn tree_shape(&self) -> Result<&TreeShape, Error> {
+        let shape = self
+            .tree_shape
+            .get_or_init(|| TreeShape::new(&self.bvh, &self.mesh));
+        Ok(shape.as_ref().map_err(Clone::clone)?)
+    }
+
     /// The RSS tree of distance queries over the current positions: built on first use and
     /// rebuilt after the positions moved (distance needs tight oriented volumes, which a refit
     /// of the LBVH's boxes does not give).
@@ -421,6 +436,7 @@ impl Model {
             distance_tree: Mutex::new(None),
             resident_distance: Mutex::new(None),
             topology: OnceLock::new(),
+            tree_shape: OnceLock::new(),
             duplicate: OnceLock::new(),
             obb_tree: Mutex::new(None),
             options: ModelOptions::default(),
@@ -433,6 +449,7 @@ impl Model {
     /// Mutable access for tests that replace the tree.
     #[cfg(test)]
     pub(crate) fn parts_mut(&mut self) -> (&mut TriMesh, &mut Bvh) {
+        self.tree_shape = OnceLock::new();
         (&mut self.mesh, &mut self.bvh)
     }
 

@@ -4,7 +4,7 @@
 use glam::Affine3A;
 use gprox_cuda::ResidentObject;
 use gprox_geometry::transform::Pose64;
-use gprox_query::broad_phase::{try_collide_many, ManyContacts};
+use gprox_query::broad_phase::{try_collide_many_shaped, ManyContacts, ShapedObject};
 use gprox_query::collide::CollideOptions;
 
 use super::{aabb_object, gpu_options};
@@ -38,8 +38,17 @@ impl Context {
         }
         match &self.device {
             None => {
-                let objects: Vec<_> = bodies.iter().map(|(m, p)| aabb_object(m, p)).collect();
-                Ok(try_collide_many(&objects, opts)?)
+                // Each model's tree shape is validated once and kept (`Model::tree_shape`).
+                let objects = bodies
+                    .iter()
+                    .map(|(m, p)| {
+                        Ok(ShapedObject {
+                            object: aabb_object(m, p),
+                            shape: m.tree_shape()?,
+                        })
+                    })
+                    .collect::<Result<Vec<_>, Error>>()?;
+                Ok(try_collide_many_shaped(&objects, opts)?)
             }
             Some(d) => {
                 let resident = bodies

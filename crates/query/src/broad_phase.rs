@@ -20,11 +20,18 @@
 //!    rayon; results are returned in candidate order, i.e. sorted by `(a, b)`, independent of the
 //!    schedule.
 
+mod many;
 mod narrow;
+
+pub use crate::world::TreeShape;
+pub use many::{
+    collide_many, collide_many_any, try_collide_many, try_collide_many_any,
+    try_collide_many_shaped, ShapedObject,
+};
 
 use rayon::prelude::*;
 
-use crate::collide::{try_collide_any, CollideError, CollideOptions, CollisionObject};
+use crate::collide::{CollideError, CollideOptions, CollisionObject};
 
 /// Relative bound used for every rounding term: far above the handful of `2^-53` roundings of a
 /// corner transform and of the box mapping.
@@ -440,136 +447,4 @@ pub fn broad_phase_pairs(
     let mut pairs = sweep_and_prune(&boxes);
     pairs.retain(|&[a, b]| balls_meet(&spheres[a as usize], &spheres[b as usize]));
     Ok(pairs)
-}
-
-/// All contacts between all objects: for every object pair the sorted triangle pairs of
-/// [`crate::collide::try_collide_all`], keeping the pairs with at least one contact.
-///
-/// Every object in a candidate pair is placed in the world once (its vertices transformed and
-/// its tree refitted to them, the tree's links validated once per distinct tree), then each
-/// candidate pair is traversed with plain box tests (`broad_phase/narrow.rs`): the same pairs
-/// as the pair query, found without mapping boxes between frames at every node pair.
-pub fn try_collide_many(
-    objects: &[CollisionObject<'_>],
-    opts: &CollideOptions,
-) -> Result<ManyContacts, BroadPhaseError> {
-    let candidates = broad_phase_pairs(objects, opts)?;
-    let mut used: Vec<u32> = candidates.iter().flatten().copied().collect();
-    used.sort_unstable();
-    used.dedup();
-    // Tree shapes validated once per model, then checked per object in `used` order (the
-    // first failing object names the error).
-    let models = Models::new(objects, used.iter().copied());
-    let shapes: Vec<Result<narrow::Shape, CollideError>> = models
-        .first
-        .par_iter()
-        .map(|&o| narrow::shape_of(&objects[o as usize]))
-        .collect();
-    for &o in &used {
-        let object = &objects[o as usize];
-        let checked = narrow::check(object).and_then(|()| match &shapes[models.of(object)] {
-            Ok(_) => Ok(()),
-            Err(e) => Err(e.clone()),
-        });
-        if let Err(source) = checked {
-            let [a, b] = *candidates
-                .iter()
-                .find(|p| p.contains(&o))
-                .expect("every placed object is in a candidate pair");
-            return Err(BroadPhaseError::Narrow { a, b, source });
-        }
-    }
-    let bodies: Vec<narrow::Body<'_>> = used
-        .par_iter()
-        .map(|&o| {
-            let object = &objects[o as usize];
-            let Ok(shape) = &shapes[models.of(object)] else {
-                unreachable!("every used object's shape was checked above");
-            };
-            narrow::Body::new(object, shape)
-        })
-        .collect();
-    let world = |o: u32| &bodies[used.partition_point(|&u| u < o)];
-    let found: Vec<ObjectPairContacts> = candidates
-        .par_iter()
-        .map(|&[a, b]| ObjectPairContacts {
-            a,
-            b,
-            pairs: narrow::world_pairs(world(a), world(b), opts.margin),
-        })
-        .collect();
-    let mut out = ManyContacts::default();
-    for c in found {
-        if !c.pairs.is_empty() {
-            out.total += c.pairs.len();
-            out.object_pairs.push(c);
-        }
-    }
-    Ok(out)
-}
-
-/// The object pairs `[a, b]` (`a < b`, sorted) whose surfaces touch (or come within the margin):
-/// [`crate::collide::try_collide_any`] on each broad-phase candidate.
-pub fn try_collide_many_any(
-    objects: &[CollisionObject<'_>],
-    opts: &CollideOptions,
-) -> Result<Vec<[u32; 2]>, BroadPhaseError> {
-    let candidates = broad_phase_pairs(objects, opts)?;
-    let hits: Vec<Result<Option<[u32; 2]>, BroadPhaseError>> = candidates
-        .par_iter()
-        .map(|&[a, b]| {
-            try_collide_any(&objects[a as usize], &objects[b as usize], opts)
-                .map(|hit| hit.then_some([a, b]))
-                .map_err(|source| BroadPhaseError::Narrow { a, b, source })
-        })
-        .collect();
-    hits.into_iter().filter_map(Result::transpose).collect()
-}
-
-/// All contacts between all objects (the `pairs: "all"` collide-all query): the object pairs
-/// with at least one intersecting triangle pair, sorted by `(a, b)`, each with its sorted
-/// `[face of a, face of b]` list, and the total count.
-///
-/// # Panics
-/// On the errors of [`try_collide_many`] (a BVH not built for its mesh, a non-finite pose, a
-/// negative margin).
-///
-/// ```
-/// use gprox_geometry::{glam::{Affine3A, Vec3}, transform::Pose64, TriMesh};
-/// use gprox_query::broad_phase::{collide_many, collide_many_any};
-/// use gprox_query::collide::{CollideOptions, CollisionObject};
-/// let tri = TriMesh::new(vec![Vec3::ZERO, Vec3::X, Vec3::Y], vec![[0, 1, 2]]).unwrap();
-/// let bvh = gprox_bvh::lbvh::build(&tri);
-/// let pose = |a: Affine3A| Pose64::from_affine(&a);
-/// let objects = [
-///     CollisionObject::new(&tri, &bvh, Pose64::IDENTITY).unwrap(),
-///     // Far away: no contact with anything.
-///     CollisionObject::new(&tri, &bvh, pose(Affine3A::from_translation(Vec3::splat(5.0)))).unwrap(),
-///     // A quarter turn about x through the first one's corner: they touch.
-///     CollisionObject::new(&tri, &bvh, pose(Affine3A::from_rotation_x(1.5707964))).unwrap(),
-/// ];
-/// let opts = CollideOptions::default();
-/// let all = collide_many(&objects, &opts);
-/// assert_eq!(all.total, 1);
-/// assert_eq!((all.object_pairs[0].a, all.object_pairs[0].b), (0, 2));
-/// assert_eq!(all.object_pairs[0].pairs, vec![[0, 0]]);
-/// assert_eq!(collide_many_any(&objects, &opts), vec![[0, 2]]);
-/// ```
-pub fn collide_many(objects: &[CollisionObject<'_>], opts: &CollideOptions) -> ManyContacts {
-    match try_collide_many(objects, opts) {
-        Ok(v) => v,
-        Err(e) => panic!("collide_many: {e}"),
-    }
-}
-
-/// The object pairs `[a, b]` (`a < b`, sorted) with at least one contact (the `pairs: "all"`
-/// collide-any query); the same pairs as [`collide_many`]'s `object_pairs`.
-///
-/// # Panics
-/// On the errors of [`try_collide_many_any`], as [`collide_many`].
-pub fn collide_many_any(objects: &[CollisionObject<'_>], opts: &CollideOptions) -> Vec<[u32; 2]> {
-    match try_collide_many_any(objects, opts) {
-        Ok(v) => v,
-        Err(e) => panic!("collide_many_any: {e}"),
-    }
 }

@@ -1,10 +1,10 @@
 //! An object in world coordinates: its f64 world vertices (from
 //! [`gprox_geometry::transform::transform_point`], bit-identical to what every exact test sees)
-//! and its LBVH's topology ([`Shape`]) refitted to them, with exact f64 boxes ([`World`]).
+//! and its LBVH's topology ([`TreeShape`]) refitted to them, with exact f64 boxes ([`World`]).
 //!
 //! [`World`] serves the penetration query (inside tests and nearest faces); the broad phase's
 //! narrow phase (many small rigid bodies: one refit per body and frame, then plain box tests)
-//! refits the same [`Shape`] with f32 boxes.
+//! refits the same [`TreeShape`] with f32 boxes.
 //! Refitting in world space costs one pass over the nodes per query (a few tens of µs for
 //! 5,000 triangles) and needs no padding at all: a leaf box is the exact min/max of its three
 //! world corners, so every box contains its world triangles exactly — the same guarantee the
@@ -16,7 +16,9 @@ use glam::DVec3;
 use gprox_bvh::{Bvh, LEAF};
 use gprox_geometry::transform::transform_point;
 
-use crate::collide::{CollisionObject, Side};
+use gprox_geometry::TriMesh;
+
+use crate::collide::{CollideError, CollisionObject, Side};
 
 /// A node of the world tree: exact f64 box, children (or `left` = face and `right == LEAF`).
 #[derive(Clone, Copy, Debug)]
@@ -51,7 +53,7 @@ impl Node {
 pub(crate) struct World<'a> {
     pub(crate) faces: &'a [[u32; 3]],
     pub(crate) vertices: Vec<DVec3>,
-    /// The tree in [`Shape`] order (the root is the last node).
+    /// The tree in [`TreeShape`] order (the root is the last node).
     pub(crate) nodes: Vec<Node>,
     /// Largest absolute world coordinate (scale of the rounding slack).
     pub(crate) magnitude: f64,
@@ -59,21 +61,58 @@ pub(crate) struct World<'a> {
 
 /// A tree's shape, validated and renumbered: the leaves first (`0..leaves`, in depth-first
 /// order, left child first), then the internal nodes in depth-first post-order (children
-/// before their parent, the root last). It depends only on the tree (and the face count it is
-/// checked against), so a many-body query computes it once per distinct tree and refits every
-/// body sharing it with two branch-free forward passes ([`Shape::refit`]): no stack and no
-/// validation per body, and traversals that walk memory mostly in one direction.
-pub(crate) struct Shape {
+/// before their parent, the root last). It depends only on the tree's links (and the face count
+/// it is checked against), not on its boxes: a many-body query refits it to each body's world
+/// corners with two branch-free forward passes ([`TreeShape::refit`]), with no stack and no
+/// validation per body, and traversals walk memory mostly in one direction.
+///
+/// Made once per tree ([`TreeShape::new`]) and kept, it spares a query over rigid or refitted
+/// bodies the validating walk of every tree (a read of every node in tree order, the costliest
+/// step of a many-body frame of small bodies): see
+/// [`crate::broad_phase::try_collide_many_shaped`].
+///
+/// ```
+/// use gprox_geometry::{glam::Vec3, TriMesh};
+/// use gprox_query::broad_phase::TreeShape;
+/// let tri = TriMesh::new(vec![Vec3::ZERO, Vec3::X, Vec3::Y], vec![[0, 1, 2]]).unwrap();
+/// let shape = TreeShape::new(&gprox_bvh::lbvh::build(&tri), &tri).unwrap();
+/// assert_eq!(shape.face_count(), 1);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TreeShape {
     /// Face of every leaf.
     faces: Vec<u32>,
     /// `[left, right]` children of every internal node (node `faces.len() + k` is `links[k]`).
     links: Vec<[u32; 2]>,
 }
 
-impl Shape {
-    /// Validates the links of `bvh` (every child in range, every node reached once, every leaf
-    /// naming one of `faces` faces) and renumbers it.
-    pub(crate) fn new(bvh: &Bvh, faces: usize, object: Side) -> Result<Self, WorldTreeError> {
+impl TreeShape {
+    /// The shape of `bvh`, a tree over the faces of `mesh`: its links validated (every child in
+    /// range, every node reached once, every leaf naming a face of `mesh`) and renumbered.
+    /// Errors name the tree as [`Side::A`].
+    pub fn new(bvh: &Bvh, mesh: &TriMesh) -> Result<Self, CollideError> {
+        Self::validate(bvh, mesh.face_count(), Side::A).map_err(|e| match e {
+            WorldTreeError::InvalidTree { object, node } => {
+                CollideError::InvalidTree { side: object, node }
+            }
+            WorldTreeError::FaceOutOfRange { object, face } => {
+                CollideError::FaceOutOfRange { side: object, face }
+            }
+        })
+    }
+
+    /// Number of leaves (the faces of the mesh it was made for).
+    pub fn face_count(&self) -> usize {
+        self.faces.len()
+    }
+
+    /// Number of nodes (leaves and internal nodes).
+    pub fn node_count(&self) -> usize {
+        self.faces.len() + self.links.len()
+    }
+
+    /// [`TreeShape::new`] over `faces` faces, naming the tree `object` in errors.
+    pub(crate) fn validate(bvh: &Bvh, faces: usize, object: Side) -> Result<Self, WorldTreeError> {
         const UNSEEN: u32 = u32::MAX;
         const OPEN: u32 = u32::MAX - 1;
         // Internal nodes are numbered from 0 while walking, tagged with this bit, and shifted
@@ -140,7 +179,7 @@ impl Shape {
         self.refit_into(Vec::new(), leaf, join)
     }
 
-    /// [`Shape::refit`] into `out` (cleared first; its allocation is reused).
+    /// [`TreeShape::refit`] into `out` (cleared first; its allocation is reused).
     pub(crate) fn refit_into<B>(
         &self,
         mut out: Vec<B>,
@@ -199,11 +238,11 @@ fn world_vertices_into(o: &CollisionObject<'_>, mut out: Vec<DVec3>) -> Vec<DVec
     out
 }
 
-/// A tree's [`Shape`] with the links it was made from.
+/// A tree's [`TreeShape`] with the links it was made from.
 struct KnownShape {
     faces: usize,
     links: Vec<[u32; 2]>,
-    shape: Arc<Shape>,
+    shape: Arc<TreeShape>,
 }
 
 /// How many shapes [`recent_shape`] remembers.
@@ -212,12 +251,12 @@ const KNOWN_SHAPES: usize = 4;
 /// The shapes of the trees seen last, newest last.
 static KNOWN: Mutex<Vec<Arc<KnownShape>>> = Mutex::new(Vec::new());
 
-/// [`Shape::new`] for `bvh`, remembered: a deforming model refits its tree every frame but
+/// [`TreeShape::validate`] for `bvh`, remembered: a deforming model refits its tree every frame but
 /// keeps its links, so its shape (a validating walk that reads the nodes in tree order) is made
 /// once. A remembered shape is used only for a tree whose links equal the ones it was made from
 /// (compared in full, in one sequential pass) over the same face count: the shape depends on
 /// nothing else.
-fn recent_shape(bvh: &Bvh, faces: usize, object: Side) -> Result<Arc<Shape>, WorldTreeError> {
+fn recent_shape(bvh: &Bvh, faces: usize, object: Side) -> Result<Arc<TreeShape>, WorldTreeError> {
     let known = KNOWN.lock().unwrap_or_else(|e| e.into_inner()).clone();
     let same = |k: &KnownShape| {
         k.faces == faces
@@ -230,7 +269,7 @@ fn recent_shape(bvh: &Bvh, faces: usize, object: Side) -> Result<Arc<Shape>, Wor
     if let Some(k) = known.iter().rev().find(|k| same(k)) {
         return Ok(k.shape.clone());
     }
-    let shape = Arc::new(Shape::new(bvh, faces, object)?);
+    let shape = Arc::new(TreeShape::validate(bvh, faces, object)?);
     let entry = Arc::new(KnownShape {
         faces,
         links: bvh.nodes.iter().map(|n| [n.left, n.right]).collect(),
@@ -288,7 +327,7 @@ impl<'a> World<'a> {
 
     /// Transforms the vertices and refits `shape` (which must be `o`'s tree's, checked against
     /// `o`'s mesh) to them.
-    pub(crate) fn with_shape(o: &CollisionObject<'a>, shape: &Shape) -> Self {
+    pub(crate) fn with_shape(o: &CollisionObject<'a>, shape: &TreeShape) -> Self {
         let faces = o.mesh.faces();
         let (vertices, nodes) = {
             let mut s = SPARE.lock().unwrap_or_else(|e| e.into_inner());

@@ -13,7 +13,8 @@ use gprox_geometry::transform::{transform_point, Pose64};
 use gprox_geometry::TriMesh;
 use gprox_query::broad_phase::{
     broad_phase_pairs, collide_many, collide_many_any, sweep_and_prune, try_collide_many,
-    world_aabb, world_sphere, BroadPhaseError, WorldAabb,
+    try_collide_many_shaped, world_aabb, world_sphere, BroadPhaseError, ShapedObject, TreeShape,
+    WorldAabb,
 };
 use gprox_query::collide::{collide_all, CollideError, CollideOptions, CollisionObject, Side};
 use proptest::prelude::*;
@@ -55,6 +56,29 @@ fn check(meshes: &[TriMesh], poses: &[Pose64], margin: f64) -> Result<(), TestCa
         .collect();
     prop_assert_eq!(&got_list, &want);
     prop_assert_eq!(got.total, want.iter().map(|w| w.1.len()).sum::<usize>());
+    // Kept tree shapes give the same answer: each tree's own, and a foreign one (the tree of
+    // the mesh mirrored through the origin: other boxes, so mostly other links, same faces).
+    let own: Vec<TreeShape> = meshes
+        .iter()
+        .zip(&bvhs)
+        .map(|(m, b)| TreeShape::new(b, m).unwrap())
+        .collect();
+    let foreign: Vec<TreeShape> = meshes
+        .iter()
+        .map(|m| {
+            let mirrored = m.positions().iter().map(|&p| -p).collect();
+            let m2 = TriMesh::new(mirrored, m.faces().to_vec()).unwrap();
+            TreeShape::new(&lbvh::build(&m2), &m2).unwrap()
+        })
+        .collect();
+    for shapes in [&own, &foreign] {
+        let shaped: Vec<ShapedObject<'_>> = objects
+            .iter()
+            .zip(shapes)
+            .map(|(&object, shape)| ShapedObject { object, shape })
+            .collect();
+        prop_assert_eq!(&try_collide_many_shaped(&shaped, &opts).unwrap(), &got);
+    }
     let touching: Vec<[u32; 2]> = want.iter().map(|w| w.0).collect();
     prop_assert_eq!(collide_many_any(&objects, &opts), touching.clone());
     let candidates = broad_phase_pairs(&objects, &opts).unwrap();
@@ -244,6 +268,32 @@ fn bad_input_names_the_object() {
                 side: Side::A,
                 node: 7
             }
+        })
+    );
+    // A kept shape over another face count: named like a tree that does not fit its mesh.
+    let shape_one = TreeShape::new(&bvh, &tri).unwrap();
+    let shaped = |object| ShapedObject {
+        object,
+        shape: &shape_one,
+    };
+    let two_ok = CollisionObject::new(&two, &bvh_two, Pose64::IDENTITY).unwrap();
+    assert_eq!(
+        try_collide_many_shaped(&[shaped(ok), shaped(two_ok)], &opts),
+        Err(BroadPhaseError::Narrow {
+            a: 0,
+            b: 1,
+            source: CollideError::BvhMismatch {
+                side: Side::A,
+                nodes: 1,
+                faces: 2
+            }
+        })
+    );
+    assert_eq!(
+        TreeShape::new(&corrupt, &two),
+        Err(CollideError::InvalidTree {
+            side: Side::A,
+            node: 7
         })
     );
     // No objects, one object: nothing to report.

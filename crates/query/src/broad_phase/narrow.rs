@@ -22,9 +22,8 @@ use glam::{DVec3, Vec3A};
 use gprox_geometry::tri_distance::triangle_distance;
 use gprox_geometry::tri_tri::triangles_intersect;
 
-use crate::collide::{CollideError, CollisionObject, Side};
-pub(super) use crate::world::Shape;
-use crate::world::{world_vertices, WorldTreeError};
+use crate::collide::{CollideError, CollisionObject};
+use crate::world::{world_vertices, TreeShape};
 
 /// A closed f32 box.
 #[derive(Clone, Copy, Debug)]
@@ -42,11 +41,11 @@ impl Box32 {
 }
 
 /// A body of a many-body query placed in world space: f64 world vertices and its tree's
-/// [`Shape`] refitted to them, with f32 boxes (see the module docs).
+/// [`TreeShape`] refitted to them, with f32 boxes (see the module docs).
 pub(super) struct Body<'a> {
     faces: &'a [[u32; 3]],
     vertices: Vec<DVec3>,
-    shape: &'a Shape,
+    shape: &'a TreeShape,
     boxes: Vec<Box32>,
     /// Largest absolute coordinate of the root box (scale of the rounding slack).
     magnitude: f32,
@@ -54,7 +53,7 @@ pub(super) struct Body<'a> {
 
 impl<'a> Body<'a> {
     /// Places `o`, whose tree's validated shape is `shape`.
-    pub(super) fn new(o: &CollisionObject<'a>, shape: &'a Shape) -> Self {
+    pub(super) fn new(o: &CollisionObject<'a>, shape: &'a TreeShape) -> Self {
         let faces = o.mesh.faces();
         let vertices = world_vertices(o);
         // Rounded to nearest f32 and clamped to the finite range: both monotonic, so the
@@ -170,20 +169,6 @@ pub(super) fn world_pairs(a: &Body<'_>, b: &Body<'_>, margin: f64) -> Vec<[u32; 
 /// The pair query's input checks for a body of a many-body query.
 pub(super) fn check(o: &CollisionObject<'_>) -> Result<(), CollideError> {
     CollisionObject::new(o.mesh, o.bvh, o.pose).map(|_| ())
-}
-
-/// [`Shape::new`] for a body's tree, with the pair query's errors (the body as [`Side::A`]).
-pub(super) fn shape_of(o: &CollisionObject<'_>) -> Result<Shape, CollideError> {
-    Shape::new(o.bvh, o.mesh.face_count(), Side::A).map_err(|e| match e {
-        WorldTreeError::InvalidTree { node, .. } => CollideError::InvalidTree {
-            side: Side::A,
-            node,
-        },
-        WorldTreeError::FaceOutOfRange { face, .. } => CollideError::FaceOutOfRange {
-            side: Side::A,
-            face,
-        },
-    })
 }
 
 /// Of the children `c` of a descended node, the one to visit now and the one to keep for later,
