@@ -293,3 +293,59 @@ fn teapot_embedded_matches_shared_copy() {
         }
     }
 }
+
+/// `GridEvaluator::row` (a fixed four-term sum on cubic rows, the general sum otherwise) gives
+/// `GridEvaluator::point` bit for bit, every index once and in order, and both agree with the
+/// surface's own evaluation.
+#[test]
+fn grid_rows_equal_grid_points() {
+    use gprox_geometry::freeform::{grid::GridEvaluator, teapot};
+    let mut surfaces = teapot()[..3].to_vec();
+    // Rational patches of other degrees, with a knot inside so rows start at other controls.
+    for (p, q) in [(2, 2), (1, 4), (3, 2), (4, 1), (2, 3)] {
+        let clamped = |d: usize| {
+            let mut k = vec![0.0; d + 1];
+            k.push(0.4);
+            k.extend(std::iter::repeat_n(1.0, d + 1));
+            k
+        };
+        let (n, m) = (p + 2, q + 2);
+        let pts = (0..n * m)
+            .map(|k| {
+                let (i, j) = ((k / m) as f64, (k % m) as f64);
+                DVec3::new(i, j, (i * 1.3 - j * 0.7).sin())
+            })
+            .collect();
+        let w = (0..n * m).map(|k| 0.5 + (k % 3) as f64 * 0.4).collect();
+        surfaces.push(
+            NurbsSurface::new([p, q], [clamped(p), clamped(q)], [n, m], pts, Some(w)).unwrap(),
+        );
+    }
+    for s in &surfaces {
+        let d = s.domain();
+        let grid =
+            |a: f64, b: f64, k: usize| (0..k).map(move |t| a + (b - a) * t as f64 / (k - 1) as f64);
+        let (us, vs): (Vec<f64>, Vec<f64>) = (
+            grid(d.u0, d.u1, 13).collect(),
+            grid(d.v0, d.v1, 11).collect(),
+        );
+        let g = GridEvaluator::new(s, &us, &vs);
+        for (j, &v) in vs.iter().enumerate() {
+            let mut row = Vec::new();
+            g.row(j, |i, p| row.push((i, p)));
+            assert_eq!(row.len(), us.len());
+            for (k, &(i, p)) in row.iter().enumerate() {
+                assert_eq!(i, k);
+                assert_eq!(
+                    p.to_array().map(f64::to_bits),
+                    g.point(i, j).to_array().map(f64::to_bits)
+                );
+                let want = s.point(us[i], v);
+                assert!(
+                    p.distance(want) <= 1e-12 * (1.0 + want.length()),
+                    "{p} vs {want}"
+                );
+            }
+        }
+    }
+}

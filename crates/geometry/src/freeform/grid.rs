@@ -154,11 +154,38 @@ impl GridEvaluator {
     #[inline]
     pub fn point(&self, i: usize, j: usize) -> DVec3 {
         let (first, b) = self.rows.at(j);
-        let col = &self.columns[i * self.m + first..];
-        let mut acc = DVec4::ZERO;
-        for (c, &x) in col.iter().zip(b) {
-            acc += *c * x;
-        }
-        project(acc)
+        sum(&self.columns[i * self.m + first..], b)
     }
+
+    /// Every point of row `j` in order, `f(i, point)`: [`Self::point`] for each `i` (the same
+    /// values), with the row's basis read once and, for cubic v, a fixed four-term sum.
+    #[inline]
+    pub fn row(&self, j: usize, mut f: impl FnMut(usize, DVec3)) {
+        let (first, b) = self.rows.at(j);
+        let columns = self.columns.chunks_exact(self.m).map(|c| &c[first..]);
+        match <&[f64; 4]>::try_from(b) {
+            Ok(b4) => columns.enumerate().for_each(|(i, c)| f(i, sum4(c, b4))),
+            Err(_) => columns.enumerate().for_each(|(i, c)| f(i, sum(c, b))),
+        }
+    }
+}
+
+/// `project(Σ_r col[r] · b[r])`, `r` ascending from zero.
+#[inline]
+fn sum(col: &[DVec4], b: &[f64]) -> DVec3 {
+    let mut acc = DVec4::ZERO;
+    for (c, &x) in col.iter().zip(b) {
+        acc += *c * x;
+    }
+    project(acc)
+}
+
+/// [`sum`] of four terms (the same operations in the same order).
+#[inline(always)]
+fn sum4(col: &[DVec4], b: &[f64; 4]) -> DVec3 {
+    let mut acc = DVec4::ZERO;
+    for r in 0..4 {
+        acc += col[r] * b[r];
+    }
+    project(acc)
 }

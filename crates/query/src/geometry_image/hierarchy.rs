@@ -57,6 +57,38 @@ impl Nodes<'_> {
             }
         }
     }
+
+    /// The children of node `k` of the level above (`upper_width` wide) in this level, as
+    /// [`crate::geometry_image::traverse::children`] lists them, with their boxes (leaves from
+    /// [`GeometryImage::block_boxes`]: the four quads of a node share their texels).
+    #[inline]
+    pub(crate) fn children_boxes(
+        &self,
+        upper_width: usize,
+        k: u32,
+    ) -> ([u32; 4], [Aabb; 4], usize) {
+        let (idx, n) = super::traverse::children(upper_width, self.level, k);
+        if !self.level.boxes.is_empty() {
+            return (
+                idx,
+                std::array::from_fn(|c| self.aabb(idx[c.min(n - 1)])),
+                n,
+            );
+        }
+        let (x, y) = (k as usize % upper_width, k as usize / upper_width);
+        let block = self.img.block_boxes(x, y);
+        // `children` lists the existing quads in block order: keep those.
+        let (w, h) = (self.level.width, self.level.height);
+        let mut boxes = [Aabb::EMPTY; 4];
+        let mut m = 0;
+        for (c, b) in block.into_iter().enumerate() {
+            if 2 * x + (c & 1) < w && 2 * y + (c >> 1) < h {
+                boxes[m] = b;
+                m += 1;
+            }
+        }
+        (idx, boxes, n)
+    }
 }
 
 /// The quad-tree of one geometry image: `levels[0]` are the quads (boxes not stored, see

@@ -148,11 +148,7 @@ impl GeometryImage {
         self.positions
             .par_chunks_mut(w)
             .enumerate()
-            .for_each(|(j, row)| {
-                for (i, out) in row.iter_mut().enumerate() {
-                    *out = eval.point(i, j).as_vec3();
-                }
-            });
+            .for_each(|(j, row)| eval.row(j, |i, p| row[i] = p.as_vec3()));
         // The deviation bound (the spec's, or the moved surface's when larger) and the f32
         // rounding.
         self.pad = if bound {
@@ -192,6 +188,44 @@ impl GeometryImage {
             min: (lo - pad).into(),
             max: (hi + pad).into(),
         }
+    }
+
+    /// The padded boxes of the four quads `(2x + (c & 1), 2y + (c >> 1))`, `c = 0..4`, from
+    /// the 3 × 3 texels they share: [`GeometryImage::quad_box`] of each (the same boxes), with
+    /// 9 texel reads instead of 16; [`Aabb::EMPTY`] for a quad outside the image.
+    #[inline]
+    pub fn block_boxes(&self, x: usize, y: usize) -> [Aabb; 4] {
+        let (w, h) = (self.spec.width, self.spec.height);
+        let (i0, j0) = (2 * x, 2 * y);
+        // Texel columns and rows of the block, clamped: a missing quad is dropped below.
+        let col = |k: usize| (i0 + k).min(w - 1);
+        let row = |k: usize| (j0 + k).min(h - 1) * w;
+        let at = |r: usize, c: usize| self.positions[row(r) + col(c)];
+        let pad = Vec3::splat(self.pad);
+        let mut out = [Aabb::EMPTY; 4];
+        for (dj, pair) in out.chunks_exact_mut(2).enumerate() {
+            // Column extents over the two texel rows of this quad row, then pairs of columns.
+            let span = |c: usize| {
+                let (p, q) = (at(dj, c), at(dj + 1, c));
+                (p.min(q), p.max(q))
+            };
+            let cols = [span(0), span(1), span(2)];
+            for (di, o) in pair.iter_mut().enumerate() {
+                let (i, j) = (i0 + di, j0 + dj);
+                if i + 1 >= w || j + 1 >= h || self.quad_stencil[j * (w - 1) + i] == 0 {
+                    continue;
+                }
+                let (lo, hi) = (
+                    cols[di].0.min(cols[di + 1].0),
+                    cols[di].1.max(cols[di + 1].1),
+                );
+                *o = Aabb {
+                    min: (lo - pad).into(),
+                    max: (hi + pad).into(),
+                };
+            }
+        }
+        out
     }
 
     /// The (u, v) parameters of texel `(i, j)`.

@@ -16,6 +16,7 @@ use gprox_geometry::TriMesh;
 use proptest::prelude::*;
 
 use super::hierarchy::{is_empty, DIRECTIONS};
+use super::traverse::children;
 use super::*;
 use crate::collide::{collide_all, CollideOptions, CollisionObject};
 
@@ -248,6 +249,29 @@ fn hierarchy_matches_brute_force_on(f: &TrimmedFace) {
     }
     // The leaf level is not stored: its boxes come from the image.
     assert!(hi.levels.len() > 1 && hi.levels[0].boxes.is_empty());
+    // A node's four quad boxes made from their shared texels are the quads' own boxes, in the
+    // order and number the traversal lists the children (odd sizes: missing quads).
+    let (qw, qh, uw) = (hi.levels[0].width, hi.levels[0].height, hi.levels[1].width);
+    let leaves = hi.nodes(&img, 0);
+    for y in 0..qh.div_ceil(2) {
+        for x in 0..qw.div_ceil(2) {
+            let block = img.block_boxes(x, y);
+            for (c, b) in block.iter().enumerate() {
+                let (i, j) = (2 * x + (c & 1), 2 * y + (c >> 1));
+                let want = if i < qw && j < qh {
+                    img.quad_box(i, j)
+                } else {
+                    Aabb::EMPTY
+                };
+                assert_eq!(*b, want, "quad ({i}, {j})");
+            }
+            let (idx, boxes, n) = leaves.children_boxes(uw, (y * uw + x) as u32);
+            assert_eq!((idx, n), children(uw, &hi.levels[0], (y * uw + x) as u32));
+            for c in 0..n {
+                assert_eq!(boxes[c], leaves.aabb(idx[c]));
+            }
+        }
+    }
     for (l, level) in hi.levels.iter().enumerate() {
         for y in 0..level.height {
             for x in 0..level.width {

@@ -20,6 +20,7 @@ use gprox_geometry::transform::Pose64;
 use super::hierarchy::{is_empty, Level};
 use super::resolution::world_box;
 use super::{GeometryImage, GeometryImageError, HierarchyImage};
+use crate::pairs::sort_keys;
 
 /// The traversal starts testing at the first level with at least this many pairs.
 pub const MIN_PAIRS: usize = 256;
@@ -93,6 +94,8 @@ pub struct TraversalBuffers {
     next: Vec<NodePair>,
     chunks: Vec<Vec<NodePair>>,
     keys: Vec<u64>,
+    /// The second buffer of the keys' radix sort.
+    scratch: Vec<u64>,
 }
 
 impl TraversalBuffers {
@@ -193,20 +196,18 @@ pub fn collide_images_with(
         let test = tested || bufs.frontier().len() * fanout >= MIN_PAIRS;
         tested = test;
         let alive = bufs.step(|(x, y), out| {
-            let (ca, ka) = if da {
-                children(wa, lwa.level, x)
+            let (ca, boxes_a, ka) = if da {
+                lwa.children_boxes(wa, x)
             } else {
-                ([x, 0, 0, 0], 1)
+                ([x, 0, 0, 0], [lwa.aabb(x); 4], 1)
             };
-            let (cb, kb) = if db {
-                children(wb, lwb.level, y)
+            let (cb, boxes_b, kb) = if db {
+                lwb.children_boxes(wb, y)
             } else {
-                ([y, 0, 0, 0], 1)
+                ([y, 0, 0, 0], [lwb.aabb(y); 4], 1)
             };
-            let boxes_b: [Aabb; 4] = std::array::from_fn(|k| lwb.aabb(cb[k.min(kb - 1)]));
-            for &p in &ca[..ka] {
-                let bp = lwa.aabb(p);
-                if is_empty(&bp) {
+            for (&p, bp) in ca[..ka].iter().zip(&boxes_a) {
+                if is_empty(bp) {
                     continue;
                 }
                 for (&q, bq) in cb[..kb].iter().zip(&boxes_b) {
@@ -221,40 +222,59 @@ pub fn collide_images_with(
             return;
         }
     }
-    // Leaf pairs as packed keys (i_a, j_a, i_b, j_b), 16 bits each (sides are below
-    // 2^13), so the sort compares one u64: the order of `TexelPair` for fixed faces.
-    let (wa, wb) = (ha.levels[0].width as u32, hb.levels[0].width as u32);
+    // Leaf pairs as packed keys (i_a, j_a, i_b, j_b), each field as wide as its side needs
+    // (9 bits for 512 quads), so the sort compares one u64 — the order of `TexelPair` for fixed
+    // faces — and its radix passes cover few bits (3 passes of 12 for two 512² images).
+    let (l0a, l0b) = (&ha.levels[0], &hb.levels[0]);
+    let (wa, wb) = (l0a.width as u32, l0b.width as u32);
+    let field = |n: usize| u64::BITS - (n.max(1) as u64 - 1).leading_zeros();
+    let bits = [
+        field(l0a.width),
+        field(l0a.height),
+        field(l0b.width),
+        field(l0b.height),
+    ];
+    let shift = [bits[1] + bits[2] + bits[3], bits[2] + bits[3], bits[3], 0];
     let (la0, lb0) = (ha.nodes(a.0, 0), hb.nodes(b.0, 0));
     let key = |p: u32, q: u32| {
-        (u64::from(p % wa) << 48)
-            | (u64::from(p / wa) << 32)
-            | (u64::from(q % wb) << 16)
+        (u64::from(p % wa) << shift[0])
+            | (u64::from(p / wa) << shift[1])
+            | (u64::from(q % wb) << shift[2])
             | u64::from(q / wb)
     };
     bufs.keys.clear();
-    bufs.keys.par_extend(
-        bufs.frontier
-            .par_iter()
-            // Pairs of a tested step overlap already.
-            .filter(|&&(p, q)| tested || la0.aabb(p).overlaps(&lb0.aabb(q)))
-            .map(|&(p, q)| key(p, q)),
-    );
-    bufs.keys.par_sort_unstable();
+    let pairs = bufs.frontier.par_iter();
+    if tested {
+        // Pairs of a tested step overlap already (an indexed map writes in place).
+        bufs.keys.par_extend(pairs.map(|&(p, q)| key(p, q)));
+    } else {
+        bufs.keys.par_extend(
+            pairs
+                .filter(|&&(p, q)| la0.aabb(p).overlaps(&lb0.aabb(q)))
+                .map(|&(p, q)| key(p, q)),
+        );
+    }
+    sort_keys(&mut bufs.keys, &mut bufs.scratch);
     let (fa, fb) = (a.0.face, b.0.face);
-    out.par_extend(
-        bufs.keys
-            .par_iter()
-            .map(|&k| {
-                let part = |s: u32| ((k >> s) & 0xffff) as u32;
-                TexelPair {
-                    face_a: fa,
-                    quad_a: [part(48), part(32)],
-                    face_b: fb,
-                    quad_b: [part(16), part(0)],
-                }
-            })
-            .filter(|t| mode == Mode::Approximate || quads_intersect(a.0, t.quad_a, b.0, t.quad_b)),
-    );
+    let pair = |k: u64| {
+        let part = |f: usize| ((k >> shift[f]) & ((1u64 << bits[f]) - 1)) as u32;
+        TexelPair {
+            face_a: fa,
+            quad_a: [part(0), part(1)],
+            face_b: fb,
+            quad_b: [part(2), part(3)],
+        }
+    };
+    match mode {
+        // Every key is a pair: an indexed map writes the output in place.
+        Mode::Approximate => out.par_extend(bufs.keys.par_iter().map(|&k| pair(k))),
+        Mode::Exact => out.par_extend(
+            bufs.keys
+                .par_iter()
+                .map(|&k| pair(k))
+                .filter(|t| quads_intersect(a.0, t.quad_a, b.0, t.quad_b)),
+        ),
+    }
 }
 
 /// Images and hierarchies of the faces of a posed model restricted to `clip` (§3): face `k`
