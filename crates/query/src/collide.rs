@@ -138,6 +138,14 @@ pub enum CollideError {
         /// The face index.
         face: u32,
     },
+    /// Two leaves name the same face (so another face is under none).
+    #[error("object {side:?}: two bvh leaves refer to face {face}")]
+    DuplicateFace {
+        /// Which object.
+        side: Side,
+        /// The face index.
+        face: u32,
+    },
     /// The traversal visited more node pairs than two trees can have: a cycle.
     #[error("bvh contains a cycle")]
     CyclicTree,

@@ -15,7 +15,6 @@ use std::sync::{Arc, Mutex};
 use glam::DVec3;
 use gprox_bvh::{Bvh, LEAF};
 use gprox_geometry::transform::transform_point;
-
 use gprox_geometry::TriMesh;
 
 use crate::collide::{CollideError, CollisionObject, Side};
@@ -63,7 +62,7 @@ pub(crate) struct World<'a> {
 /// order, left child first), then the internal nodes in depth-first post-order (children
 /// before their parent, the root last). It depends only on the tree's links (and the face count
 /// it is checked against), not on its boxes: a many-body query refits it to each body's world
-/// corners with two branch-free forward passes ([`TreeShape::refit`]), with no stack and no
+/// corners with two branch-free forward passes, with no stack and no
 /// validation per body, and traversals walk memory mostly in one direction.
 ///
 /// Made once per tree ([`TreeShape::new`]) and kept, it spares a query over rigid or refitted
@@ -88,7 +87,8 @@ pub struct TreeShape {
 
 impl TreeShape {
     /// The shape of `bvh`, a tree over the faces of `mesh`: its links validated (every child in
-    /// range, every node reached once, every leaf naming a face of `mesh`) and renumbered.
+    /// range, every node reached once, every leaf naming a face of `mesh`, no face named by two
+    /// leaves) and renumbered.
     /// Errors name the tree as [`Side::A`].
     pub fn new(bvh: &Bvh, mesh: &TriMesh) -> Result<Self, CollideError> {
         Self::validate(bvh, mesh.face_count(), Side::A).map_err(|e| match e {
@@ -97,6 +97,9 @@ impl TreeShape {
             }
             WorldTreeError::FaceOutOfRange { object, face } => {
                 CollideError::FaceOutOfRange { side: object, face }
+            }
+            WorldTreeError::DuplicateFace { object, face } => {
+                CollideError::DuplicateFace { side: object, face }
             }
         })
     }
@@ -123,6 +126,8 @@ impl TreeShape {
         let mut links: Vec<[u32; 2]> = Vec::with_capacity(src.len() / 2);
         // New index of every source node (or UNSEEN / OPEN while its subtree is being walked).
         let mut index = vec![UNSEEN; src.len()];
+        // Faces met at a leaf so far, one bit each.
+        let mut seen = vec![0u64; faces.div_ceil(64)];
         // (node, children done), depth first, left child first.
         let mut stack = vec![(0u32, false)];
         while let Some((i, done)) = stack.pop() {
@@ -142,6 +147,15 @@ impl TreeShape {
                         face: s.left,
                     });
                 }
+                // Every face under one leaf only: a face named twice leaves another uncovered.
+                let (word, bit) = (s.left as usize / 64, 1u64 << (s.left % 64));
+                if seen[word] & bit != 0 {
+                    return Err(WorldTreeError::DuplicateFace {
+                        object,
+                        face: s.left,
+                    });
+                }
+                seen[word] |= bit;
                 index[i as usize] = leaf_faces.len() as u32;
                 leaf_faces.push(s.left);
             } else {
@@ -387,6 +401,13 @@ pub(crate) enum WorldTreeError {
     },
     /// A leaf names a face the mesh does not have.
     FaceOutOfRange {
+        /// Which object.
+        object: Side,
+        /// The face index.
+        face: u32,
+    },
+    /// Two leaves name the same face.
+    DuplicateFace {
         /// Which object.
         object: Side,
         /// The face index.

@@ -296,6 +296,24 @@ fn bad_input_names_the_object() {
             node: 7
         })
     );
+    // Two leaves naming one face (the other face under none): refused, not a missed contact.
+    let mut twice = bvh_two.clone();
+    let face = twice.nodes[1].left;
+    twice.nodes[2].left = face;
+    let dup = CollideError::DuplicateFace {
+        side: Side::A,
+        face,
+    };
+    assert_eq!(TreeShape::new(&twice, &two), Err(dup.clone()));
+    let bad = CollisionObject::new(&two, &twice, Pose64::IDENTITY).unwrap();
+    assert_eq!(
+        try_collide_many(&[ok, bad], &opts),
+        Err(BroadPhaseError::Narrow {
+            a: 0,
+            b: 1,
+            source: dup
+        })
+    );
     // No objects, one object: nothing to report.
     assert_eq!(try_collide_many(&[], &opts).unwrap().total, 0);
     assert_eq!(try_collide_many(&[ok], &opts).unwrap().total, 0);

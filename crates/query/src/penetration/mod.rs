@@ -192,6 +192,14 @@ pub enum PenetrationError {
         /// The face index.
         face: u32,
     },
+    /// Two leaves name the same face (so another face is under none).
+    #[error("object {object:?}: two bvh leaves refer to face {face}")]
+    DuplicateFace {
+        /// Which object.
+        object: Side,
+        /// The face index.
+        face: u32,
+    },
 }
 
 impl From<crate::world::WorldTreeError> for PenetrationError {
@@ -200,6 +208,7 @@ impl From<crate::world::WorldTreeError> for PenetrationError {
         match e {
             W::InvalidTree { object, node } => Self::InvalidTree { object, node },
             W::FaceOutOfRange { object, face } => Self::FaceOutOfRange { object, face },
+            W::DuplicateFace { object, face } => Self::DuplicateFace { object, face },
         }
     }
 }
