@@ -20,9 +20,13 @@ const MAX_DIGIT: u32 = 12;
 /// allocation is kept); `sort_unstable` for short lists. Same result either way.
 pub(crate) fn sort_keys(keys: &mut Vec<u64>, scratch: &mut Vec<u64>) {
     let n = keys.len();
-    let bits = 64 - keys.iter().fold(0u64, |a, &k| a | k).leading_zeros();
-    if n < RADIX_MIN || bits == 0 {
+    if n < RADIX_MIN {
         keys.sort_unstable();
+        return;
+    }
+    let bits = 64 - keys.iter().fold(0u64, |a, &k| a | k).leading_zeros();
+    if bits == 0 {
+        // All zero: already sorted.
         return;
     }
     let passes = bits.div_ceil(MAX_DIGIT);

@@ -91,17 +91,7 @@ impl TreeShape {
     /// leaves) and renumbered.
     /// Errors name the tree as [`Side::A`].
     pub fn new(bvh: &Bvh, mesh: &TriMesh) -> Result<Self, CollideError> {
-        Self::validate(bvh, mesh.face_count(), Side::A).map_err(|e| match e {
-            WorldTreeError::InvalidTree { object, node } => {
-                CollideError::InvalidTree { side: object, node }
-            }
-            WorldTreeError::FaceOutOfRange { object, face } => {
-                CollideError::FaceOutOfRange { side: object, face }
-            }
-            WorldTreeError::DuplicateFace { object, face } => {
-                CollideError::DuplicateFace { side: object, face }
-            }
-        })
+        Ok(Self::validate(bvh, mesh.face_count(), Side::A)?)
     }
 
     /// Number of leaves (the faces of the mesh it was made for).
@@ -386,6 +376,17 @@ impl<'a> World<'a> {
     #[inline]
     pub(crate) fn triangle(&self, f: u32) -> [DVec3; 3] {
         self.faces[f as usize].map(|v| self.vertices[v as usize])
+    }
+}
+
+impl From<WorldTreeError> for CollideError {
+    fn from(e: WorldTreeError) -> Self {
+        use WorldTreeError as W;
+        match e {
+            W::InvalidTree { object, node } => Self::InvalidTree { side: object, node },
+            W::FaceOutOfRange { object, face } => Self::FaceOutOfRange { side: object, face },
+            W::DuplicateFace { object, face } => Self::DuplicateFace { side: object, face },
+        }
     }
 }
 
