@@ -7,7 +7,7 @@
 //! a cube, one of each opposite pair), kept upwards while all children with stencil agree.
 //! Built every frame, each level's rows in parallel.
 
-use glam::Vec3;
+use glam::{Vec3, Vec3A, Vec4};
 use gprox_bvh::aabb::Aabb;
 use rayon::prelude::*;
 
@@ -147,10 +147,12 @@ fn first_row(img: &GeometryImage, y: usize, out: &mut [Aabb]) {
     let qw = img.width() - 1;
     let j0 = 2 * y;
     let j1 = (2 * y + 1).min(img.height() - 2);
+    // A branch-free minimum over the bytes (vectorised), not a search that stops early.
     let full = |j: usize| {
         img.quad_stencil[j * qw..(j + 1) * qw]
             .iter()
-            .all(|&s| s != 0)
+            .fold(1u8, |m, &s| m.min(s))
+            != 0
     };
     if full(j0) && full(j1) {
         first_row_with::<true>(img, y, out);
@@ -164,7 +166,7 @@ fn first_row(img: &GeometryImage, y: usize, out: &mut [Aabb]) {
 fn first_row_with<const FULL: bool>(img: &GeometryImage, y: usize, out: &mut [Aabb]) {
     let w = img.width();
     let (qw, qh) = (w - 1, img.height() - 1);
-    let pad = Vec3::splat(img.pad);
+    let pad = Vec3A::splat(img.pad);
     let (j0, j1) = (2 * y, (2 * y + 1).min(qh - 1));
     let row = |j: usize| &img.positions[j * w..(j + 1) * w];
     let (r0, r1, r2) = (row(j0), row(j0 + 1), row(j1 + 1));
@@ -174,7 +176,7 @@ fn first_row_with<const FULL: bool>(img: &GeometryImage, y: usize, out: &mut [Aa
     );
     // Column extremes of the texel rows of quad row j0 (`r0`, `r1`) and j1 (`r1`, `r2`).
     let col = |i: usize| {
-        let (a, b, c) = (r0[i], r1[i], r2[i]);
+        let (a, b, c) = (Vec3A::from(r0[i]), Vec3A::from(r1[i]), Vec3A::from(r2[i]));
         (a.min(b), a.max(b), b.min(c), b.max(c))
     };
     let mut left = col(0);
@@ -183,11 +185,11 @@ fn first_row_with<const FULL: bool>(img: &GeometryImage, y: usize, out: &mut [Aa
         let i1 = (i0 + 1).min(qw - 1);
         let (mid, right) = (col(i0 + 1), col(i1 + 1));
         // Quad (i, j) spans columns i and i + 1; a quad without stencil contributes nothing.
-        let pick = |on: u8, lo: Vec3, hi: Vec3| {
+        let pick = |on: u8, lo: Vec3A, hi: Vec3A| {
             if FULL || on != 0 {
                 (lo, hi)
             } else {
-                (Vec3::INFINITY, Vec3::NEG_INFINITY)
+                (Vec3A::INFINITY, Vec3A::NEG_INFINITY)
             }
         };
         let q = [
@@ -236,7 +238,24 @@ fn merge_row(c0: &[Aabb], c1: &[Aabb], out: &mut [Aabb]) {
     let cw = c0.len();
     for (x, o) in out.iter_mut().enumerate() {
         let (i0, i1) = (2 * x, (2 * x + 1).min(cw - 1));
-        *o = c0[i0].merge(&c0[i1]).merge(&c1[i0].merge(&c1[i1]));
+        *o = merge4([&c0[i0], &c0[i1], &c1[i0], &c1[i1]]);
+    }
+}
+
+/// The merge of four boxes ([`Aabb::merge`], the same values: no box holds a NaN, positions
+/// being finite or infinite only, and min/max of those never round): each box read as two
+/// overlapping groups of four floats, `min` in lanes 0–2 of the first and `max` in lanes 1–3
+/// of the second.
+#[inline(always)]
+fn merge4(b: [&Aabb; 4]) -> Aabb {
+    let [(l0, h0), (l1, h1), (l2, h2), (l3, h3)] = b.map(|b| {
+        let f: &[f32; 6] = bytemuck::cast_ref(b);
+        (Vec4::from_slice(&f[..4]), Vec4::from_slice(&f[2..]))
+    });
+    let (lo, hi) = (l0.min(l1).min(l2.min(l3)), h0.max(h1).max(h2.max(h3)));
+    Aabb {
+        min: [lo.x, lo.y, lo.z],
+        max: [hi.y, hi.z, hi.w],
     }
 }
 
