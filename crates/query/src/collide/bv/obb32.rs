@@ -43,71 +43,102 @@ pub(crate) fn mat32(m: &DMat3) -> Mat3A {
     )
 }
 
-/// An OBB of A prepared for the f32 test: its axes transposed and half-extents in f32 lanes.
+/// An OBB of A prepared for the test: for the f32 test its centre, its axes transposed and its
+/// half-extents in f32 lanes (and their sum), else the f64 box itself.
 #[derive(Clone, Copy, Debug)]
-pub struct ObbA {
-    pub(super) obb: Obb,
-    at: Mat3A,
-    ha: Vec3A,
+pub enum ObbA {
+    /// For [`overlaps`].
+    Lanes {
+        center: DVec3,
+        at: Mat3A,
+        ha: Vec3A,
+        ha_sum: f32,
+    },
+    /// For the f64 test (a map without an f32 form).
+    Exact(Obb),
 }
 
 impl ObbA {
-    /// `a` prepared under `map` (the f32 parts are unused when the map has no f32 form).
+    /// `a` prepared under `map`.
     #[inline]
     pub(super) fn new(a: &Obb, map: &LocalMap) -> Self {
-        let (at, ha) = match map.q32 {
-            Some(_) => (mat32(&a.axes).transpose(), a.half_extents.as_vec3a()),
-            None => (Mat3A::ZERO, Vec3A::ZERO),
-        };
-        Self { obb: *a, at, ha }
+        match map.q32 {
+            Some(_) => {
+                let ha = a.half_extents.as_vec3a();
+                Self::Lanes {
+                    center: a.center,
+                    at: mat32(&a.axes).transpose(),
+                    ha,
+                    ha_sum: ha.element_sum(),
+                }
+            }
+            None => Self::Exact(*a),
+        }
     }
 }
 
-/// An OBB of B mapped into A's model frame for the f32 test: `q B` in f32 lanes (from f32
-/// images of `q` and `B`), the centre `q c + t` in f64, the grown half-extents in f32 lanes.
+/// An OBB of B mapped into A's model frame: for the f32 test `q B` in f32 lanes (from f32
+/// images of `q` and `B`), the centre `q c + t` in f64, the grown half-extents in f32 lanes (and
+/// their sum), else the f64 box itself.
 #[derive(Clone, Copy, Debug)]
-pub struct ObbB {
-    pub(super) obb: Obb,
-    axes: Mat3A,
-    center: DVec3,
-    g: Vec3A,
+pub enum ObbB {
+    /// For [`overlaps`].
+    Lanes {
+        center: DVec3,
+        axes: Mat3A,
+        g: Vec3A,
+        g_sum: f32,
+    },
+    /// For the f64 test (a map without an f32 form).
+    Exact(Obb),
 }
 
 impl ObbB {
-    /// `b` mapped by `map` (the f32 parts are unused when the map has no f32 form).
+    /// `b` mapped by `map`.
     #[inline]
     pub(super) fn new(b: &Obb, map: &LocalMap) -> Self {
         let Some(q32) = &map.q32 else {
-            let (axes, center, g) = (Mat3A::ZERO, DVec3::ZERO, Vec3A::ZERO);
-            return Self {
-                obb: *b,
-                axes,
-                center,
-                g,
-            };
+            return Self::Exact(*b);
         };
         let hb = b.half_extents;
-        Self {
-            obb: *b,
-            axes: *q32 * mat32(&b.axes),
+        let g = (hb + DVec3::splat(map.grow + K * hb.element_sum())).as_vec3a();
+        Self::Lanes {
             center: map.q * b.center + map.t,
-            g: (hb + DVec3::splat(map.grow + K * hb.element_sum())).as_vec3a(),
+            axes: *q32 * mat32(&b.axes),
+            g,
+            g_sum: g.element_sum(),
         }
     }
 }
 
 /// Whether `a` overlaps `b` (see the module docs): never false when the exact test finds no
-/// separating axis. Both must come from a map with an f32 form.
+/// separating axis. A pair that is not both [`ObbA::Lanes`] and [`ObbB::Lanes`] (volumes
+/// prepared under different maps) is reported as overlapping.
 #[inline]
 pub(super) fn overlaps(a: &ObbA, b: &ObbB) -> bool {
-    let d = b.center - a.obb.center;
-    let (at, ha, g) = (a.at, a.ha, b.g);
-    let r = at * b.axes;
+    let (
+        ObbA::Lanes {
+            center: ca,
+            at,
+            ha,
+            ha_sum,
+        },
+        ObbB::Lanes {
+            center: cb,
+            axes,
+            g,
+            g_sum,
+        },
+    ) = (*a, *b)
+    else {
+        return true;
+    };
+    let d = cb - ca;
+    let r = at * axes;
     let tv = at * d.as_vec3a();
     let abs = Mat3A::from_cols(r.x_axis.abs(), r.y_axis.abs(), r.z_axis.abs());
     let ta = tv.abs();
-    let pad =
-        Vec3A::splat((ta.element_sum() + ha.element_sum() + g.element_sum()) * REL32 + TINY32);
+    let pad = Vec3A::splat((ta.element_sum() + ha_sum + g_sum) * REL32 + TINY32);
     // A's axes (lane i), then B's (lane j).
     let mut gap = ta - (ha + abs * g);
     let (rt, abst) = (r.transpose(), abs.transpose());

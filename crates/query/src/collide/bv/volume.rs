@@ -116,9 +116,11 @@ impl CollisionVolume for Obb {
     }
     #[inline]
     fn overlaps_prepared(a: &obb32::ObbA, b: &obb32::ObbB, map: &LocalMap) -> bool {
-        match map.q32 {
-            Some(_) => obb32::overlaps(a, b),
-            None => a.obb.overlaps_mapped(&b.obb, &map.q, map.t, map.grow),
+        match (a, b) {
+            (obb32::ObbA::Exact(a), obb32::ObbB::Exact(b)) => {
+                a.overlaps_mapped(b, &map.q, map.t, map.grow)
+            }
+            _ => obb32::overlaps(a, b),
         }
     }
 
