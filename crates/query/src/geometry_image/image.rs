@@ -8,7 +8,7 @@
 //! The stencil depends only on the trim loops, so a deforming face keeps it and refreshes its
 //! positions every frame ([`GeometryImage::update_positions`]).
 
-use glam::{DVec2, Vec3};
+use glam::{DVec2, Vec3, Vec3A};
 use gprox_bvh::aabb::Aabb;
 use gprox_geometry::freeform::{apply_pose, GridEvaluator, NurbsSurface, TrimmedFace};
 use gprox_geometry::transform::Pose64;
@@ -200,8 +200,9 @@ impl GeometryImage {
         // Texel columns and rows of the block, clamped: a missing quad is dropped below.
         let col = |k: usize| (i0 + k).min(w - 1);
         let row = |k: usize| (j0 + k).min(h - 1) * w;
-        let at = |r: usize, c: usize| self.positions[row(r) + col(c)];
-        let pad = Vec3::splat(self.pad);
+        // In f32 lanes (the same min/max values, one instruction each).
+        let at = |r: usize, c: usize| Vec3A::from(self.positions[row(r) + col(c)]);
+        let pad = Vec3A::splat(self.pad);
         let mut out = [Aabb::EMPTY; 4];
         for (dj, pair) in out.chunks_exact_mut(2).enumerate() {
             // Column extents over the two texel rows of this quad row, then pairs of columns.
