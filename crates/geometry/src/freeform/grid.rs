@@ -3,6 +3,7 @@
 //! is then one `q + 1` term sum and a projection (instead of a full tensor sum per point).
 
 use glam::{DVec3, DVec4};
+use wide::f64x2;
 
 use super::curve::project;
 use super::knots::{basis_derivatives, find_span};
@@ -164,7 +165,10 @@ impl GridEvaluator {
         let (first, b) = self.rows.at(j);
         let columns = self.columns.chunks_exact(self.m).map(|c| &c[first..]);
         match <&[f64; 4]>::try_from(b) {
-            Ok(b4) => columns.enumerate().for_each(|(i, c)| f(i, sum4(c, b4))),
+            Ok(b4) => {
+                let b4 = b4.map(f64x2::splat);
+                columns.enumerate().for_each(|(i, c)| f(i, sum4(c, &b4)));
+            }
             Err(_) => columns.enumerate().for_each(|(i, c)| f(i, sum(c, b))),
         }
     }
@@ -180,12 +184,16 @@ fn sum(col: &[DVec4], b: &[f64]) -> DVec3 {
     project(acc)
 }
 
-/// [`sum`] of four terms (the same operations in the same order).
+/// [`sum`] of four terms, `(x, y)` and `(z, w)` each in a pair of f64 lanes (`b` splatted):
+/// the same operations in the same order in every lane, so the same values bit for bit.
 #[inline(always)]
-fn sum4(col: &[DVec4], b: &[f64; 4]) -> DVec3 {
-    let mut acc = DVec4::ZERO;
-    for r in 0..4 {
-        acc += col[r] * b[r];
+fn sum4(col: &[DVec4], b: &[f64x2; 4]) -> DVec3 {
+    let (mut xy, mut zw) = (f64x2::ZERO, f64x2::ZERO);
+    for (c, &br) in col[..4].iter().zip(b) {
+        xy += f64x2::new([c.x, c.y]) * br;
+        zw += f64x2::new([c.z, c.w]) * br;
     }
-    project(acc)
+    let [z, w] = zw.to_array();
+    let [x, y] = (xy / f64x2::splat(w)).to_array();
+    DVec3::new(x, y, z / w)
 }
