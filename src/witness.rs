@@ -14,6 +14,8 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
+use gprox_query::collide::Witness;
+
 use crate::Model;
 
 /// Pairs remembered before the memory is cleared (a bound for contexts that create models
@@ -34,22 +36,23 @@ pub(crate) enum Kind {
 /// A query kind and the ids of its two models.
 type Key = (Kind, u64, u64);
 
-/// What the last query of every (kind, model, model) found: a witness, or `None` (apart).
+/// What the last query of every (kind, model, model) found: a witness (its faces, and for
+/// collide-any the leaves that hold them), or `None` (apart).
 #[derive(Debug, Default)]
 pub(crate) struct Witnesses {
-    pairs: Mutex<HashMap<Key, Option<[u32; 2]>>>,
+    pairs: Mutex<HashMap<Key, Option<Witness>>>,
 }
 
 impl Witnesses {
     /// What the last query of `kind` for `a` against `b` found: `None` when there was none,
     /// `Some(None)` when it found them apart, else `Some(witness)`.
-    pub(crate) fn last(&self, kind: Kind, a: &Model, b: &Model) -> Option<Option<[u32; 2]>> {
+    pub(crate) fn last(&self, kind: Kind, a: &Model, b: &Model) -> Option<Option<Witness>> {
         let pairs = self.pairs.lock().unwrap_or_else(|e| e.into_inner());
         pairs.get(&(kind, a.id(), b.id())).copied()
     }
 
     /// The last witness of `kind` for `a` against `b`, if any.
-    pub(crate) fn get(&self, kind: Kind, a: &Model, b: &Model) -> Option<[u32; 2]> {
+    pub(crate) fn get(&self, kind: Kind, a: &Model, b: &Model) -> Option<Witness> {
         self.last(kind, a, b).flatten()
     }
 
@@ -59,7 +62,7 @@ impl Witnesses {
     }
 
     /// Remembers what a query of `kind` found: a witness, or `None` (apart).
-    pub(crate) fn set(&self, kind: Kind, a: &Model, b: &Model, found: Option<[u32; 2]>) {
+    pub(crate) fn set(&self, kind: Kind, a: &Model, b: &Model, found: Option<Witness>) {
         let mut pairs = self.pairs.lock().unwrap_or_else(|e| e.into_inner());
         let key = (kind, a.id(), b.id());
         if pairs.len() >= CAPACITY && !pairs.contains_key(&key) {

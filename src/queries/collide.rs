@@ -7,7 +7,7 @@ use glam::Affine3A;
 use gprox_cuda::{Device, ResidentObject};
 use gprox_geometry::transform::Pose64;
 use gprox_query::collide::{
-    self as cpu, CollideError, CollideOptions, ModelObject, TrackedCollision,
+    self as cpu, CollideError, CollideOptions, ModelObject, TrackedCollision, Witness,
 };
 use rayon::prelude::*;
 
@@ -108,8 +108,12 @@ impl Context {
             |d, oa, ob| d.collide_all_resident(oa, ob, &gpu_options(opts)),
         )?;
         if self.device.is_none() {
-            self.witnesses
-                .set(Kind::CollideAll, a, b, pairs.first().copied());
+            self.witnesses.set(
+                Kind::CollideAll,
+                a,
+                b,
+                pairs.first().map(|&f| Witness::of_faces(f)),
+            );
         }
         Ok(pairs)
     }
@@ -143,7 +147,7 @@ impl Context {
             last == Some(None),
             |oa, ob| {
                 let hint = last.flatten();
-                found.set(cpu::try_collide_any_models_witness(oa, ob, opts, hint)?);
+                found.set(cpu::try_collide_any_models_near(oa, ob, opts, hint)?);
                 Ok(found.get().is_some())
             },
             |d, oa, ob| d.collide_any_resident(oa, ob, &gpu_options(opts)),

@@ -2,6 +2,7 @@
 
 use glam::Affine3A;
 use gprox_geometry::transform::Pose64;
+use gprox_query::collide::Witness;
 use gprox_query::distance::{distance_from, DistanceObject, DistanceOptions, DistanceResult};
 
 use super::meshes;
@@ -51,10 +52,14 @@ impl Context {
                 };
                 // The closest pair of this model pair's last query gives the first upper
                 // bound (`crate::witness`).
-                let hint = self.witnesses.get(Kind::Distance, a, b);
+                let hint = self.witnesses.get(Kind::Distance, a, b).map(|w| w.faces);
                 let r = distance_from(&oa, &ob, opts, hint)?;
-                self.witnesses
-                    .set(Kind::Distance, a, b, Some([r.tri_a, r.tri_b]));
+                self.witnesses.set(
+                    Kind::Distance,
+                    a,
+                    b,
+                    Some(Witness::of_faces([r.tri_a, r.tri_b])),
+                );
                 Ok(r)
             }
             Some(d) => {

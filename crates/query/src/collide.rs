@@ -13,6 +13,7 @@
 
 mod bv;
 mod frame;
+mod near;
 mod node_test;
 mod tracked;
 mod traverse;
@@ -33,9 +34,10 @@ use traverse::{with_scratch, Sink, Traversal};
 pub use bv::{
     collide_all_bv, collide_all_models, collide_any_bv, collide_any_models, try_collide_all_bv,
     try_collide_all_models, try_collide_any_bv, try_collide_any_models,
-    try_collide_any_models_witness, BvCollisionObject, CollisionModel, CollisionVolume, LocalMap,
-    ModelObject,
+    try_collide_any_models_near, try_collide_any_models_witness, BvCollisionObject, CollisionModel,
+    CollisionVolume, LocalMap, ModelObject,
 };
+pub use near::Witness;
 pub use tracked::{exact_pairs, TrackedCollision};
 
 /// A mesh with its BVH (built or refitted for the mesh's current positions) and a rigid pose.
@@ -238,21 +240,31 @@ pub(crate) fn hint_holds(
     triangles_touch(&x, &y, margin, triangle_pad(margin, mag)).then_some([fa, fb])
 }
 
+/// The pairs a traversal found, and the first with its leaves.
+type Found = (Vec<[u32; 2]>, Option<Witness>);
+
 /// One query: every touching pair (`any == None`), or the first one found (`any`: raised when
-/// found; `hint` is tested first).
+/// found; `hint`'s pair is tested first, then its neighbourhood, module `near`). Also returns
+/// the first pair found with its leaves (the smallest, when parallel tasks found several).
 fn run_query(
     a: &CollisionObject<'_>,
     b: &CollisionObject<'_>,
     opts: &CollideOptions,
     any: Option<&AtomicBool>,
-    hint: Option<[u32; 2]>,
-) -> Result<Vec<[u32; 2]>, CollideError> {
+    hint: Option<Witness>,
+) -> Result<Found, CollideError> {
     let (frame, mag) = prepare(a, b, opts)?;
     if let Some(flag) = any {
-        let held = hint_holds((a.mesh, &a.pose), (b.mesh, &b.pose), hint, opts.margin, mag);
-        if let Some(w) = held {
+        let faces = hint.map(|w| w.faces);
+        if let Some(w) = hint_holds(
+            (a.mesh, &a.pose),
+            (b.mesh, &b.pose),
+            faces,
+            opts.margin,
+            mag,
+        ) {
             flag.store(true, std::sync::atomic::Ordering::Relaxed);
-            return Ok(vec![w]);
+            return Ok((vec![w], hint));
         }
     }
     let threads = if a.mesh.face_count() + b.mesh.face_count() < PAR_MIN_FACES {
@@ -260,57 +272,59 @@ fn run_query(
     } else {
         rayon::current_num_threads()
     };
-    let (front, mut out) = with_scratch(|s| {
+    let near = any.and(hint).and_then(|w| near::start(a.bvh, b.bvh, &w));
+    let finish = |sink: Sink<'_>| match sink.error {
+        Some(e) => Err(e),
+        None => Ok((sink.pairs, sink.first)),
+    };
+    let (front, mut out, mut first) = with_scratch(|s| -> Result<(_, _, _), CollideError> {
         let mut t = Traversal::new(a, b, frame, opts.margin, mag, s);
         let mut front = Vec::new();
+        if let Some(start) = near.filter(|&p| t.overlaps(p)) {
+            let mut sink = Sink::new(any);
+            t.run(&[start], &mut sink);
+            let (pairs, first) = finish(sink)?;
+            if !pairs.is_empty() {
+                return Ok((front, pairs, first));
+            }
+        }
         if !t.roots_overlap() {
-            return Ok((front, Vec::new()));
+            return Ok((front, Vec::new(), None));
         }
         front.push([0u32, 0u32]);
         if threads > 1 {
             t.widen(&mut front, FRONT_PER_THREAD * threads)?;
         }
         if threads > 1 && front.len() > 1 {
-            return Ok((front, Vec::new()));
+            return Ok((front, Vec::new(), None));
         }
-        let mut sink = Sink {
-            pairs: Vec::new(),
-            any,
-            error: None,
-        };
+        let mut sink = Sink::new(any);
         t.run(&front, &mut sink);
-        match sink.error {
-            Some(e) => Err(e),
-            None => Ok((Vec::new(), sink.pairs)),
-        }
+        let (pairs, first) = finish(sink)?;
+        Ok((Vec::new(), pairs, first))
     })?;
     if !front.is_empty() {
         let chunk = front.len().div_ceil(threads * 4).max(1);
-        let parts: Vec<Result<Vec<[u32; 2]>, CollideError>> = front
+        let parts: Vec<Result<Found, CollideError>> = front
             .par_chunks(chunk)
             .map(|start| {
                 with_scratch(|s| {
                     let mut t = Traversal::new(a, b, frame, opts.margin, mag, s);
-                    let mut sink = Sink {
-                        pairs: Vec::new(),
-                        any,
-                        error: None,
-                    };
+                    let mut sink = Sink::new(any);
                     t.run(start, &mut sink);
-                    match sink.error {
-                        Some(e) => Err(e),
-                        None => Ok(sink.pairs),
-                    }
+                    finish(sink)
                 })
             })
             .collect();
         for p in parts {
-            out.extend(p?);
+            let (pairs, found) = p?;
+            out.extend(pairs);
+            first = first.into_iter().chain(found).min_by_key(|w| w.faces);
         }
     }
     crate::pairs::sort_pairs(&mut out);
     out.dedup();
-    Ok(out)
+    Ok((out, first))
 }
 
 /// Every pair `[face of a, face of b]` whose closed world triangles intersect (or, with a
@@ -320,7 +334,7 @@ pub fn try_collide_all(
     b: &CollisionObject<'_>,
     opts: &CollideOptions,
 ) -> Result<Vec<[u32; 2]>, CollideError> {
-    run_query(a, b, opts, None, None)
+    Ok(run_query(a, b, opts, None, None)?.0)
 }
 
 /// Whether any triangle pair intersects (or lies within the margin); stops at the first one.
@@ -358,9 +372,40 @@ pub fn try_collide_any_witness(
     opts: &CollideOptions,
     hint: Option<[u32; 2]>,
 ) -> Result<Option<[u32; 2]>, CollideError> {
+    let near = try_collide_any_near(a, b, opts, hint.map(Witness::of_faces))?;
+    Ok(near.map(|w| w.faces))
+}
+
+/// [`try_collide_any_witness`] with the leaves of the pair: given the [`Witness`] this query
+/// returned for the previous frame, it tests that pair first and, when it no longer touches,
+/// the subtree pair a few levels above its leaves before the whole trees (module `near`: a
+/// contact that moved a little is found after a few dozen node tests). Whether a pair is
+/// returned never depends on the witness; which pair may.
+///
+/// ```
+/// use gprox_geometry::{glam::Affine3A, transform::Pose64, TriMesh};
+/// use gprox_query::collide::{try_collide_any_near, CollideOptions, CollisionObject};
+/// let tri = TriMesh::new(vec![[0.0, 0.0, 0.0].into(), [1.0, 0.0, 0.0].into(), [0.0, 1.0, 0.0].into()], vec![[0, 1, 2]]).unwrap();
+/// let bvh = gprox_bvh::lbvh::build(&tri);
+/// let a = CollisionObject::new(&tri, &bvh, Pose64::IDENTITY).unwrap();
+/// let pose = Pose64::from_affine(&Affine3A::from_rotation_x(std::f32::consts::FRAC_PI_2));
+/// let b = CollisionObject::new(&tri, &bvh, pose).unwrap();
+/// let opts = CollideOptions::default();
+/// let w = try_collide_any_near(&a, &b, &opts, None).unwrap().unwrap();
+/// assert_eq!((w.faces, w.leaves), ([0, 0], [0, 0]));
+/// // Next frame: that pair (then its neighbourhood) is searched first.
+/// assert_eq!(try_collide_any_near(&a, &b, &opts, Some(w)).unwrap(), Some(w));
+/// ```
+pub fn try_collide_any_near(
+    a: &CollisionObject<'_>,
+    b: &CollisionObject<'_>,
+    opts: &CollideOptions,
+    hint: Option<Witness>,
+) -> Result<Option<Witness>, CollideError> {
     let flag = AtomicBool::new(false);
-    let found = run_query(a, b, opts, Some(&flag), hint)?;
-    Ok(found.first().copied())
+    let (pairs, first) = run_query(a, b, opts, Some(&flag), hint)?;
+    // The first pair with its leaves; a hint that held is returned as given.
+    Ok(first.or_else(|| pairs.first().map(|&f| Witness::of_faces(f))))
 }
 
 /// Every pair `[face of a, face of b]` whose closed world triangles intersect (or, with a

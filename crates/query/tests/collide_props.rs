@@ -12,8 +12,8 @@ use gprox_geometry::transform::{transform_triangle, Pose64};
 use gprox_geometry::tri_distance::triangle_distance;
 use gprox_geometry::TriMesh;
 use gprox_query::collide::{
-    collide_all, collide_any, try_collide_all, try_collide_any_witness, CollideError,
-    CollideOptions, CollisionObject, Side,
+    collide_all, collide_any, try_collide_all, try_collide_any_near, try_collide_any_witness,
+    CollideError, CollideOptions, CollisionObject, Side, Witness,
 };
 use proptest::prelude::*;
 
@@ -64,6 +64,70 @@ fn check_witness(
         }
         if let Some(h) = hint.filter(|h| want.binary_search(h).is_ok()) {
             assert_eq!(got, Some(h), "a touching hint is the answer");
+        }
+    }
+    check_near(a, b, opts, want);
+}
+
+/// The leaf of `bvh` holding `face`.
+fn leaf_of(bvh: &Bvh, face: u32) -> u32 {
+    let first = bvh.first_leaf();
+    (first..bvh.nodes.len())
+        .find(|&k| bvh.nodes[k].left == face)
+        .unwrap() as u32
+}
+
+/// [`try_collide_any_near`] against `want` with witnesses whose leaves are right, wrong, out of
+/// range or absent: a pair exactly when `want` has one, always one of `want`, its leaves
+/// holding its faces whenever they are reported.
+fn check_near(
+    a: &CollisionObject<'_>,
+    b: &CollisionObject<'_>,
+    opts: &CollideOptions,
+    want: &[[u32; 2]],
+) {
+    let found = try_collide_any_near(a, b, opts, None).unwrap();
+    let (na, nb) = (a.bvh.nodes.len() as u32, b.bvh.nodes.len() as u32);
+    let holds = |bvh: &Bvh, leaf: u32, face: u32| {
+        let n = &bvh.nodes[leaf as usize];
+        n.is_leaf() && n.left == face
+    };
+    let mut hints = vec![
+        None,
+        found,
+        Some(Witness::of_faces([0, 0])),
+        Some(Witness {
+            faces: [0, 0],
+            leaves: [leaf_of(a.bvh, 0), leaf_of(b.bvh, 0)],
+        }),
+        Some(Witness {
+            faces: [0, 0],
+            leaves: [na - 1, nb - 1],
+        }),
+        Some(Witness {
+            faces: [0, 0],
+            leaves: [0, u32::MAX],
+        }),
+        Some(Witness {
+            faces: [u32::MAX, 0],
+            leaves: [na, 0],
+        }),
+    ];
+    hints.extend(want.last().map(|&[fa, fb]| {
+        Some(Witness {
+            faces: [fa, fb],
+            leaves: [leaf_of(a.bvh, fa), leaf_of(b.bvh, fb)],
+        })
+    }));
+    for hint in hints {
+        let got =
+            try_collide_any_near(a, b, opts, hint).unwrap_or_else(|e| panic!("{hint:?}: {e:?}"));
+        assert_eq!(got.is_some(), !want.is_empty(), "hint {hint:?}");
+        let Some(w) = got else { continue };
+        assert!(want.binary_search(&w.faces).is_ok(), "{w:?} does not touch");
+        if w.leaves != Witness::NO_LEAVES && Some(w) != hint {
+            assert!(holds(a.bvh, w.leaves[0], w.faces[0]), "{w:?}");
+            assert!(holds(b.bvh, w.leaves[1], w.faces[1]), "{w:?}");
         }
     }
 }
@@ -248,6 +312,72 @@ fn parallel_equals_single_thread_and_brute_force() {
     assert_eq!(two, want);
     assert_eq!(four, want);
     assert!(any1 && any2);
+}
+
+/// The node `levels` above `node`.
+fn ancestor(bvh: &Bvh, mut node: u32, levels: usize) -> u32 {
+    for _ in 0..levels {
+        if node == 0 {
+            break;
+        }
+        node = bvh.parents[node as usize];
+    }
+    node
+}
+
+/// Whether `leaf` lies below `node`.
+fn below(bvh: &Bvh, mut leaf: u32, node: u32) -> bool {
+    loop {
+        if leaf == node {
+            return true;
+        }
+        if leaf == 0 {
+            return false;
+        }
+        leaf = bvh.parents[leaf as usize];
+    }
+}
+
+/// Frame after frame of two crossing sheets sliding past each other, each query given the last
+/// frame's witness: the answer equals the brute force's, and whenever the subtree pair six
+/// levels above the last witness's leaves holds a touching pair, the new witness comes from
+/// there (the neighbourhood is searched first) — which happens in most frames.
+#[test]
+fn near_witness_follows_a_sliding_contact() {
+    let (ma, mb) = (sheet(40, 0.0), sheet(40, 1.3));
+    let (ba, bb) = (lbvh::build(&ma), lbvh::build(&mb));
+    let a = CollisionObject::new(&ma, &ba, Pose64::IDENTITY).unwrap();
+    let opts = CollideOptions::default();
+    let (mut last, mut near_frames) = (None::<Witness>, 0);
+    for k in 0..24 {
+        let pb = Pose64::from_affine(&Affine3A::from_rotation_translation(
+            gprox_geometry::glam::Quat::from_rotation_z(0.3 + 0.01 * k as f32),
+            Vec3::new(0.1 + 0.02 * k as f32, -0.05, 0.0),
+        ));
+        let b = CollisionObject::new(&mb, &bb, pb).unwrap();
+        let want = grid_brute_force(&world(&ma, &a.pose), &world(&mb, &pb));
+        let got = try_collide_any_near(&a, &b, &opts, last).unwrap();
+        assert_eq!(got.is_some(), !want.is_empty(), "frame {k}");
+        if let (Some(w), Some(l)) = (got, last) {
+            assert!(want.binary_search(&w.faces).is_ok(), "frame {k}");
+            let start = [ancestor(&ba, l.leaves[0], 6), ancestor(&bb, l.leaves[1], 6)];
+            let inside = |f: [u32; 2]| {
+                below(&ba, leaf_of(&ba, f[0]), start[0]) && below(&bb, leaf_of(&bb, f[1]), start[1])
+            };
+            if want.binary_search(&l.faces).is_err() && want.iter().any(|&f| inside(f)) {
+                assert!(
+                    inside(w.faces),
+                    "frame {k}: {w:?} found outside the neighbourhood"
+                );
+                near_frames += 1;
+            }
+        }
+        last = got;
+    }
+    assert!(
+        near_frames >= 8,
+        "the neighbourhood held a pair in {near_frames} frames only"
+    );
 }
 
 #[test]

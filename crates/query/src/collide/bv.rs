@@ -35,6 +35,7 @@ use volume::{Mapping, NodeSource};
 
 use super::{
     hint_holds, triangle_pad, triangles_touch, CollideError, CollideOptions, CollisionObject, Side,
+    Witness,
 };
 
 /// Relative bound used for every rounding term (the operations round a few times at `2^-53`).
@@ -478,16 +479,19 @@ pub fn collide_any_bv<B: CollisionVolume>(
     }
 }
 
+/// A query over two models: every touching pair (`any == None`), or the first one found with
+/// `hint` tried first (its leaves guide the LBVH path only; see `super::near`).
 fn run_models(
     a: &ModelObject<'_>,
     b: &ModelObject<'_>,
     opts: &CollideOptions,
     any: Option<&AtomicBool>,
-    hint: Option<[u32; 2]>,
-) -> Result<Vec<[u32; 2]>, CollideError> {
+    hint: Option<Witness>,
+) -> Result<(Vec<[u32; 2]>, Option<Witness>), CollideError> {
     use CollisionModel::{Aabb, Obb as O};
     let (ma, pa, mb, pb) = (a.mesh, &a.pose, b.mesh, &b.pose);
-    match (a.model, b.model) {
+    let faces = hint.map(|w| w.faces);
+    let pairs = match (a.model, b.model) {
         (Aabb(x), Aabb(y)) => {
             let oa = CollisionObject {
                 mesh: ma,
@@ -499,19 +503,21 @@ fn run_models(
                 bvh: y,
                 pose: *pb,
             };
-            match any {
-                None => super::try_collide_all(&oa, &ob, opts),
+            return match any {
+                None => Ok((super::try_collide_all(&oa, &ob, opts)?, None)),
                 Some(flag) => {
-                    let w = super::try_collide_any_witness(&oa, &ob, opts, hint)?;
+                    let w = super::try_collide_any_near(&oa, &ob, opts, hint)?;
                     flag.store(w.is_some(), Ordering::Relaxed);
-                    Ok(w.into_iter().collect())
+                    Ok((w.iter().map(|w| w.faces).collect(), w))
                 }
-            }
+            };
         }
-        (Aabb(x), O(y)) => run_query(ma, x, pa, mb, y, pb, opts, any, hint),
-        (O(x), Aabb(y)) => run_query(ma, x, pa, mb, y, pb, opts, any, hint),
-        (O(x), O(y)) => run_query(ma, x, pa, mb, y, pb, opts, any, hint),
-    }
+        (Aabb(x), O(y)) => run_query(ma, x, pa, mb, y, pb, opts, any, faces),
+        (O(x), Aabb(y)) => run_query(ma, x, pa, mb, y, pb, opts, any, faces),
+        (O(x), O(y)) => run_query(ma, x, pa, mb, y, pb, opts, any, faces),
+    }?;
+    let first = pairs.first().map(|&f| Witness::of_faces(f));
+    Ok((pairs, first))
 }
 
 /// Every intersecting pair of two models, each with the tree of its choice; see
@@ -521,7 +527,7 @@ pub fn try_collide_all_models(
     b: &ModelObject<'_>,
     opts: &CollideOptions,
 ) -> Result<Vec<[u32; 2]>, CollideError> {
-    run_models(a, b, opts, None, None)
+    Ok(run_models(a, b, opts, None, None)?.0)
 }
 
 /// Whether any triangle pair of two models intersects; stops at the first one.
@@ -541,9 +547,21 @@ pub fn try_collide_any_models_witness(
     opts: &CollideOptions,
     hint: Option<[u32; 2]>,
 ) -> Result<Option<[u32; 2]>, CollideError> {
+    let near = try_collide_any_models_near(a, b, opts, hint.map(Witness::of_faces))?;
+    Ok(near.map(|w| w.faces))
+}
+
+/// [`super::try_collide_any_near`] for models with trees of their choice: the witness's
+/// neighbourhood is searched first when both models use their AABB trees (leaves of OBB trees
+/// are not reported: there only the pair itself is tried first).
+pub fn try_collide_any_models_near(
+    a: &ModelObject<'_>,
+    b: &ModelObject<'_>,
+    opts: &CollideOptions,
+    hint: Option<Witness>,
+) -> Result<Option<Witness>, CollideError> {
     let flag = AtomicBool::new(false);
-    let found = run_models(a, b, opts, Some(&flag), hint)?;
-    Ok(found.first().copied())
+    Ok(run_models(a, b, opts, Some(&flag), hint)?.1)
 }
 
 /// Every pair `[face of a, face of b]` whose closed world triangles intersect (or lie within

@@ -11,7 +11,7 @@ use gprox_geometry::transform::{transform_point, Pose64};
 
 use super::frame::{box_magnitude, Frame};
 use super::node_test::{Both, Entry, Local, Mapped, NodeTest, Stacks, World};
-use super::{triangle_pad, triangles_touch, CollideError, CollisionObject, Side};
+use super::{triangle_pad, triangles_touch, CollideError, CollisionObject, Side, Witness};
 
 /// Expansions of an early-out query that pick the child pair sharing more volume first
 /// (two-tori collide-any: median frame −16 %; separation proofs, which visit every pair
@@ -78,6 +78,20 @@ pub(crate) struct Sink<'s> {
     pub(crate) any: Option<&'s AtomicBool>,
     /// First error met (bad tree).
     pub(crate) error: Option<CollideError>,
+    /// The first pair found, with its leaves.
+    pub(crate) first: Option<Witness>,
+}
+
+impl<'s> Sink<'s> {
+    /// An empty sink; `any`: stop at the first pair.
+    pub(crate) fn new(any: Option<&'s AtomicBool>) -> Self {
+        Self {
+            pairs: Vec::new(),
+            any,
+            error: None,
+            first: None,
+        }
+    }
 }
 
 /// The node-pair test of a query (see module `node_test`).
@@ -107,7 +121,7 @@ pub(crate) struct Traversal<'a, 's> {
     /// coordinates).
     tri_pad: f64,
     scratch: &'s mut Scratch,
-    /// Pops left before the tree is declared cyclic.
+    /// Pops left before the tree is declared cyclic (set by [`Self::run`]).
     budget: u64,
     /// Whether A's / B's pose is the identity (world vertices = stored ones, no cache needed;
     /// the usual case of deforming meshes given in world coordinates).
@@ -151,7 +165,6 @@ impl<'a, 's> Traversal<'a, 's> {
         }
         scratch.vert_a.reset(a.mesh.vertex_count(), clear);
         scratch.vert_b.reset(b.mesh.vertex_count(), clear);
-        let budget = (a.bvh.nodes.len() as u64) * (b.bvh.nodes.len() as u64) + 1;
         let identity = [a.pose == Pose64::IDENTITY, b.pose == Pose64::IDENTITY];
         // Two poses differing by a translation only: A's image in B's frame is as loose as B's
         // in A's, a second test would reject nothing more. Under a relative rotation a node
@@ -195,17 +208,22 @@ impl<'a, 's> Traversal<'a, 's> {
             margin,
             tri_pad: triangle_pad(margin, mag),
             scratch,
-            budget,
+            budget: 0,
             identity,
         }
     }
 
     /// Whether the root boxes overlap (the traversal starts at `[0, 0]` only then).
     pub(crate) fn roots_overlap(&mut self) -> bool {
+        self.overlaps([0, 0])
+    }
+
+    /// Whether the boxes of the node pair `p` overlap (false for a node out of range).
+    pub(crate) fn overlaps(&mut self, p: [u32; 2]) -> bool {
         match self.test {
-            Test::Local(t) => self.entry(&t, [0, 0]).is_some(),
-            Test::Both(t) => self.entry(&t, [0, 0]).is_some(),
-            Test::World(t) => self.entry(&t, [0, 0]).is_some(),
+            Test::Local(t) => self.entry(&t, p).is_some(),
+            Test::Both(t) => self.entry(&t, p).is_some(),
+            Test::World(t) => self.entry(&t, p).is_some(),
         }
     }
 
@@ -310,8 +328,10 @@ impl<'a, 's> Traversal<'a, 's> {
         Ok(())
     }
 
-    /// Depth-first traversal below the overlapping pairs `start`, reporting into `sink`.
+    /// Depth-first traversal below the overlapping pairs `start`, reporting into `sink`. Each
+    /// call may expand as many pairs as the two trees have (more means a cycle).
     pub(crate) fn run(&mut self, start: &[[u32; 2]], sink: &mut Sink<'_>) {
+        self.budget = (self.a.bvh.nodes.len() as u64) * (self.b.bvh.nodes.len() as u64) + 1;
         let res = match self.test {
             Test::Local(t) => self.run_with(&t, start, sink),
             Test::Both(t) => self.run_with(&t, start, sink),
@@ -404,6 +424,10 @@ impl<'a, 's> Traversal<'a, 's> {
                 Step::Leaf => {
                     if let Some(faces) = self.leaf_pair([cur.i, cur.j])? {
                         sink.pairs.push(faces);
+                        sink.first.get_or_insert(Witness {
+                            faces,
+                            leaves: [cur.i, cur.j],
+                        });
                         if let Some(flag) = sink.any {
                             flag.store(true, Ordering::Relaxed);
                             return Ok(true);
