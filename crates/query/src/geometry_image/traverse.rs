@@ -8,7 +8,7 @@
 //! counts: the 1D, two-level form of the paper's 2D counting mip-map, whose top-down pass gives
 //! each entry the number of survivors before it). The traversal stops when no pair survives.
 
-use glam::{DVec3, Vec3};
+use glam::{DVec3, Vec3, Vec4};
 use gprox_geometry::tri_tri::triangles_intersect;
 use rayon::prelude::*;
 
@@ -206,12 +206,24 @@ pub fn collide_images_with(
             } else {
                 ([y, 0, 0, 0], [lwb.aabb(y); 4], 1)
             };
+            if test {
+                // The 16 box tests at once, one child of `a` against the four of `b` per step.
+                let rows = overlap_rows(&boxes_a, &boxes_b, kb);
+                for (&p, &row) in ca[..ka].iter().zip(&rows) {
+                    let mut m = row;
+                    while m != 0 {
+                        out.push((p, cb[m.trailing_zeros() as usize]));
+                        m &= m - 1;
+                    }
+                }
+                return;
+            }
             for (&p, bp) in ca[..ka].iter().zip(&boxes_a) {
                 if is_empty(bp) {
                     continue;
                 }
                 for (&q, bq) in cb[..kb].iter().zip(&boxes_b) {
-                    if (!test && !is_empty(bq)) || bp.overlaps(bq) {
+                    if !is_empty(bq) {
                         out.push((p, q));
                     }
                 }
@@ -275,6 +287,29 @@ pub fn collide_images_with(
                 .filter(|t| quads_intersect(a.0, t.quad_a, b.0, t.quad_b)),
         ),
     }
+}
+
+/// For each box of `a`, one bit per box `m < kb` of `b` that it overlaps ([`Aabb::overlaps`],
+/// the same comparisons in f32 lanes), none for an empty box of `a` (as the scalar loop skips
+/// it; an empty box of `b` fails the comparisons).
+#[inline]
+fn overlap_rows(a: &[Aabb; 4], b: &[Aabb; 4], kb: usize) -> [u32; 4] {
+    let lane = |f: fn(&Aabb) -> f32| Vec4::from_array(b.each_ref().map(f));
+    let (blo, bhi) = (
+        [lane(|x| x.min[0]), lane(|x| x.min[1]), lane(|x| x.min[2])],
+        [lane(|x| x.max[0]), lane(|x| x.max[1]), lane(|x| x.max[2])],
+    );
+    let keep = (1u32 << kb) - 1;
+    a.each_ref().map(|x| {
+        if is_empty(x) {
+            return 0;
+        }
+        let mut m = Vec4::splat(x.min[0]).cmple(bhi[0]) & blo[0].cmple(Vec4::splat(x.max[0]));
+        for i in 1..3 {
+            m &= Vec4::splat(x.min[i]).cmple(bhi[i]) & blo[i].cmple(Vec4::splat(x.max[i]));
+        }
+        m.bitmask() & keep
+    })
 }
 
 /// Images and hierarchies of the faces of a posed model restricted to `clip` (§3): face `k`
