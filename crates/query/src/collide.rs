@@ -272,7 +272,10 @@ fn run_query(
     } else {
         rayon::current_num_threads()
     };
-    let near = any.and(hint).and_then(|w| near::start(a.bvh, b.bvh, &w));
+    // Only an early-out query searches the witness's neighbourhood first.
+    let near = hint
+        .filter(|_| any.is_some())
+        .and_then(|w| near::start(a.bvh, b.bvh, &w));
     let finish = |sink: Sink<'_>| match sink.error {
         Some(e) => Err(e),
         None => Ok((sink.pairs, sink.first)),
@@ -280,6 +283,7 @@ fn run_query(
     let (front, mut out, mut first) = with_scratch(|s| -> Result<(_, _, _), CollideError> {
         let mut t = Traversal::new(a, b, frame, opts.margin, mag, s);
         let mut front = Vec::new();
+        // `run` expects overlapping start pairs: a pair whose boxes are apart holds nothing.
         if let Some(start) = near.filter(|&p| t.overlaps(p)) {
             let mut sink = Sink::new(any);
             t.run(&[start], &mut sink);
