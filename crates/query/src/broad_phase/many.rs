@@ -3,6 +3,7 @@
 //! runs the pair query [`crate::collide::try_collide_any`] on each pair.
 
 use rayon::prelude::*;
+use std::sync::OnceLock;
 
 use super::{
     broad_phase_pairs, narrow, BroadPhaseError, ManyContacts, Models, ObjectPairContacts, TreeShape,
@@ -135,12 +136,13 @@ fn narrow_phase(
     shapes: &[&TreeShape],
     opts: &CollideOptions,
 ) -> ManyContacts {
-    let bodies: Vec<narrow::Body<'_>> = used
-        .par_iter()
-        .zip(shapes)
-        .map(|(&o, shape)| narrow::Body::new(&objects[o as usize], shape))
-        .collect();
-    let world = |o: u32| &bodies[used.partition_point(|&u| u < o)];
+    // Each body is placed on first use, just before the traversal that needs it, so that
+    // its boxes are still in cache (placing all of them first leaves most out of L2).
+    let bodies: Vec<OnceLock<narrow::Body<'_>>> = used.iter().map(|_| OnceLock::new()).collect();
+    let world = |o: u32| {
+        let k = used.partition_point(|&u| u < o);
+        bodies[k].get_or_init(|| narrow::Body::new(&objects[o as usize], shapes[k]))
+    };
     let found: Vec<ObjectPairContacts> = candidates
         .par_iter()
         .map(|&[a, b]| ObjectPairContacts {

@@ -87,10 +87,12 @@ impl<'a> Body<'a> {
         }
     }
 
-    /// The world corners of face `f`.
-    #[inline]
-    fn triangle(&self, f: u32) -> [DVec3; 3] {
-        self.faces[f as usize].map(|v| self.vertices[v as usize])
+    /// Writes the world corners of face `f` into `out`, corner by corner (see [`leaf_hit`]).
+    #[inline(always)]
+    fn triangle_into(&self, f: u32, out: &mut [DVec3; 3]) {
+        for (c, &v) in out.iter_mut().zip(&self.faces[f as usize]) {
+            *c = self.vertices[v as usize];
+        }
     }
 }
 
@@ -113,72 +115,102 @@ pub(super) fn world_pairs(a: &Body<'_>, b: &Body<'_>, margin: f64) -> Vec<[u32; 
     let near =
         |x: &Box32, y: &Box32| ((x.lo - reach).cmple(y.hi) & (y.lo - reach).cmple(x.hi)).all();
     let mut out = Vec::new();
-    let (mut i, mut j) = (a.shape.root(), b.shape.root());
-    if !near(&a.boxes[i as usize], &b.boxes[j as usize]) {
+    let root = [a.shape.root(), b.shape.root()];
+    if !near(&a.boxes[root[0] as usize], &b.boxes[root[1] as usize]) {
         return out;
     }
-    let (leaves_a, leaves_b) = (a.shape.leaves(), b.shape.leaves());
-    let (links_a, links_b) = (a.shape.links(), b.shape.links());
-    let mut stack = Vec::with_capacity(64);
-    loop {
-        let (x, y) = (&a.boxes[i as usize], &b.boxes[j as usize]);
-        let (leaf_a, leaf_b) = (i < leaves_a, j < leaves_b);
-        if leaf_a && leaf_b {
+    let trees = [Tree::of(a), Tree::of(b)];
+    let test = |leaves: &[[u32; 2]], out: &mut Vec<[u32; 2]>| {
+        for &[i, j] in leaves {
             let (fa, fb) = (a.shape.faces()[i as usize], b.shape.faces()[j as usize]);
-            let (ta, tb) = (a.triangle(fa), b.triangle(fb));
-            let hit = if margin > 0.0 {
-                triangle_distance(&ta, &tb).distance <= margin
-            } else {
-                triangles_intersect(&ta, &tb)
-            };
-            if hit {
+            if leaf_hit((a, fa), (b, fb), margin) {
                 out.push([fa, fb]);
             }
-        } else if !leaf_a && (leaf_b || x.size() >= y.size()) {
-            // Descend the larger node (by box extent), as the pair query does; go on with the
-            // first child that is near, keep the other for later.
-            let c = links_a[(i - leaves_a) as usize];
-            let near_c = c.map(|k| near(&a.boxes[k as usize], y));
-            if let Some((now, later)) = near_children(c, near_c) {
-                if let Some(k) = later {
-                    stack.push((k, j));
-                }
-                i = now;
-                continue;
-            }
-        } else {
-            let c = links_b[(j - leaves_b) as usize];
-            let near_c = c.map(|k| near(x, &b.boxes[k as usize]));
-            if let Some((now, later)) = near_children(c, near_c) {
-                if let Some(k) = later {
-                    stack.push((i, k));
-                }
-                j = now;
-                continue;
+        }
+    };
+    if root[0] < trees[0].leaves && root[1] < trees[1].leaves {
+        test(&[root], &mut out);
+        return out;
+    }
+    // Near pairs to expand (`stack`), expanded a batch of up to `BATCH` at a time, and near
+    // leaf pairs (`leaves`), tested once `BATCH` have gathered. The pairs of a batch are
+    // independent, so the processor overlaps their box loads; which child pairs are near, or
+    // leaf pairs, is as good as random, so both children's pairs are written to both lists
+    // and each list's end moves past the ones that belong there, with no branch on them.
+    // Memory stays bounded: at most `2 BATCH` pairs per level of the trees.
+    const BATCH: usize = 256;
+    let mut stack = vec![root];
+    let mut next = vec![[0u32; 2]; 2 * BATCH];
+    let mut leaves = vec![[0u32; 2]; 3 * BATCH];
+    let mut found = 0;
+    while !stack.is_empty() {
+        let from = stack.len().saturating_sub(BATCH);
+        let mut n = 0;
+        for &pair in &stack[from..] {
+            let boxes = [&a.boxes[pair[0] as usize], &b.boxes[pair[1] as usize]];
+            let leaf = [pair[0] < trees[0].leaves, pair[1] < trees[1].leaves];
+            // Descend the larger node (by box extent), as the pair query does: side `k`
+            // (never a leaf: the pair is not a leaf pair).
+            let k = usize::from(leaf[0] | (!leaf[1] & (boxes[0].size() < boxes[1].size())));
+            let (tree, other, other_leaf) = (&trees[k], boxes[1 - k], leaf[1 - k]);
+            let c = tree.links[(pair[k] - tree.leaves) as usize];
+            for child in c {
+                let mut pair = pair;
+                pair[k] = child;
+                let near = near(&tree.boxes[child as usize], other);
+                let both = other_leaf & (child < tree.leaves);
+                next[n] = pair;
+                leaves[found] = pair;
+                n += usize::from(near & !both);
+                found += usize::from(near & both);
             }
         }
-        match stack.pop() {
-            Some((p, q)) => (i, j) = (p, q),
-            None => break,
+        stack.truncate(from);
+        stack.extend_from_slice(&next[..n]);
+        if found >= BATCH {
+            test(&leaves[..found], &mut out);
+            found = 0;
         }
     }
+    test(&leaves[..found], &mut out);
     crate::pairs::sort_pairs(&mut out);
     out
+}
+
+/// The leaf test of [`world_pairs`]: whether face `fa` of `a` and face `fb` of `b` intersect
+/// (or come within `margin`). Out of line, so that the two triangles are built where the test
+/// reads them: copied within a larger function, their 24-byte corners were reread in 16-byte
+/// pieces, which stalls on store forwarding.
+#[inline(never)]
+fn leaf_hit((a, fa): (&Body<'_>, u32), (b, fb): (&Body<'_>, u32), margin: f64) -> bool {
+    let (mut ta, mut tb) = ([DVec3::ZERO; 3], [DVec3::ZERO; 3]);
+    a.triangle_into(fa, &mut ta);
+    b.triangle_into(fb, &mut tb);
+    if margin > 0.0 {
+        triangle_distance(&ta, &tb).distance <= margin
+    } else {
+        triangles_intersect(&ta, &tb)
+    }
+}
+
+/// One side of a [`world_pairs`] traversal: the placed body's boxes and its tree's links.
+struct Tree<'t> {
+    boxes: &'t [Box32],
+    links: &'t [[u32; 2]],
+    leaves: u32,
+}
+
+impl<'t> Tree<'t> {
+    fn of(body: &'t Body<'_>) -> Self {
+        Self {
+            boxes: &body.boxes,
+            links: body.shape.links(),
+            leaves: body.shape.leaves(),
+        }
+    }
 }
 
 /// The pair query's input checks for a body of a many-body query.
 pub(super) fn check(o: &CollisionObject<'_>) -> Result<(), CollideError> {
     CollisionObject::new(o.mesh, o.bvh, o.pose).map(|_| ())
-}
-
-/// Of the children `c` of a descended node, the one to visit now and the one to keep for later,
-/// given which are near the other node; `None` when neither is.
-#[inline]
-fn near_children(c: [u32; 2], near: [bool; 2]) -> Option<(u32, Option<u32>)> {
-    match near {
-        [true, true] => Some((c[0], Some(c[1]))),
-        [true, false] => Some((c[0], None)),
-        [false, true] => Some((c[1], None)),
-        [false, false] => None,
-    }
 }

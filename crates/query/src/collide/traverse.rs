@@ -450,9 +450,16 @@ impl<'a, 's> Traversal<'a, 's> {
         t.shared_volume(&an[e.i as usize].aabb, &bn[e.j as usize].aabb, &e.m)
     }
 
-    /// World corners of face `f` of one side, through the vertex cache.
+    /// World corners of face `f` of one side, through the vertex cache, written into `out`
+    /// corner by corner: a triangle returned by value was copied in 16-byte pieces across its
+    /// 24-byte corners, and reading those back stalled on store forwarding.
     #[inline]
-    fn world_triangle(&mut self, side: Side, face: u32) -> Result<[DVec3; 3], CollideError> {
+    fn world_triangle(
+        &mut self,
+        side: Side,
+        face: u32,
+        out: &mut [DVec3; 3],
+    ) -> Result<(), CollideError> {
         let (obj, cache, identity) = match side {
             Side::A => (self.a, &mut self.scratch.vert_a, self.identity[0]),
             Side::B => (self.b, &mut self.scratch.vert_b, self.identity[1]),
@@ -463,16 +470,17 @@ impl<'a, 's> Traversal<'a, 's> {
             .faces()
             .get(face as usize)
             .ok_or(CollideError::FaceOutOfRange { side, face })?;
-        let f = *f;
         let pos = obj.mesh.positions();
-        if identity {
-            // x·1 + y·0 + z·0 + 0 = x exactly: the same values the transform would give.
-            return Ok(f.map(|v| pos[v as usize].as_dvec3()));
-        }
         let pose: &Pose64 = &obj.pose;
-        let mut corner =
-            |v: u32| cache.get_or(v as usize, g, || transform_point(pose, pos[v as usize]));
-        Ok([corner(f[0]), corner(f[1]), corner(f[2])])
+        for (c, &v) in out.iter_mut().zip(f) {
+            *c = if identity {
+                // x·1 + y·0 + z·0 + 0 = x exactly: the same values the transform would give.
+                pos[v as usize].as_dvec3()
+            } else {
+                cache.get_or(v as usize, g, || transform_point(pose, pos[v as usize]))
+            };
+        }
+        Ok(())
     }
 
     /// The leaf test: exact intersection (margin 0) or distance within the margin; the face
@@ -487,8 +495,9 @@ impl<'a, 's> Traversal<'a, 's> {
     /// The exact test of face `fa` of A against face `fb` of B: the pair when it counts.
     #[inline]
     pub(crate) fn face_pair(&mut self, fa: u32, fb: u32) -> Result<Option<[u32; 2]>, CollideError> {
-        let ta = self.world_triangle(Side::A, fa)?;
-        let tb = self.world_triangle(Side::B, fb)?;
+        let (mut ta, mut tb) = ([DVec3::ZERO; 3], [DVec3::ZERO; 3]);
+        self.world_triangle(Side::A, fa, &mut ta)?;
+        self.world_triangle(Side::B, fb, &mut tb)?;
         Ok(triangles_touch(&ta, &tb, self.margin, self.tri_pad).then_some([fa, fb]))
     }
 }
