@@ -194,6 +194,13 @@ fn prepare(
     Ok((frame, world(a, mag_a).max(world(b, mag_b))))
 }
 
+/// Leaf pairs whose corners a full traversal fetches before testing any of them. The exact
+/// test reads corners in 16-byte pieces that straddle the 24-byte corners, which a load
+/// cannot take from a store still in flight: testing a triangle just written stalls on every
+/// such load, while `GATHER` pairs later the stores have reached the cache (many-body
+/// collide-all −4 %, docs/benchmarks.md, session 17).
+pub(crate) const GATHER: usize = 32;
+
 /// The exact test of two world triangles, shared by every traversal: they intersect (margin
 /// 0, decided exactly) or lie within `margin` (`triangle_distance ≤ margin`, after a box
 /// prefilter padded by `tri_pad`, which rejects only pairs farther apart than the margin).

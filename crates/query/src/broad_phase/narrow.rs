@@ -22,7 +22,7 @@ use glam::{DVec3, Vec3A};
 use gprox_geometry::tri_distance::triangle_distance;
 use gprox_geometry::tri_tri::triangles_intersect;
 
-use crate::collide::{CollideError, CollisionObject};
+use crate::collide::{CollideError, CollisionObject, GATHER};
 use crate::world::{world_vertices, TreeShape};
 
 /// A closed f32 box.
@@ -87,7 +87,7 @@ impl<'a> Body<'a> {
         }
     }
 
-    /// Writes the world corners of face `f` into `out`, corner by corner (see [`leaf_hit`]).
+    /// Writes the world corners of face `f` into `out`, corner by corner (see [`test_leaves`]).
     #[inline(always)]
     fn triangle_into(&self, f: u32, out: &mut [DVec3; 3]) {
         for (c, &v) in out.iter_mut().zip(&self.faces[f as usize]) {
@@ -120,14 +120,8 @@ pub(super) fn world_pairs(a: &Body<'_>, b: &Body<'_>, margin: f64) -> Vec<[u32; 
         return out;
     }
     let trees = [Tree::of(a), Tree::of(b)];
-    let test = |leaves: &[[u32; 2]], out: &mut Vec<[u32; 2]>| {
-        for &[i, j] in leaves {
-            let (fa, fb) = (a.shape.faces()[i as usize], b.shape.faces()[j as usize]);
-            if leaf_hit((a, fa), (b, fb), margin) {
-                out.push([fa, fb]);
-            }
-        }
-    };
+    let test =
+        |leaves: &[[u32; 2]], out: &mut Vec<[u32; 2]>| test_leaves((a, b), leaves, margin, out);
     if root[0] < trees[0].leaves && root[1] < trees[1].leaves {
         test(&[root], &mut out);
         return out;
@@ -177,19 +171,34 @@ pub(super) fn world_pairs(a: &Body<'_>, b: &Body<'_>, margin: f64) -> Vec<[u32; 
     out
 }
 
-/// The leaf test of [`world_pairs`]: whether face `fa` of `a` and face `fb` of `b` intersect
-/// (or come within `margin`). Out of line, so that the two triangles are built where the test
-/// reads them: copied within a larger function, their 24-byte corners were reread in 16-byte
-/// pieces, which stalls on store forwarding.
-#[inline(never)]
-fn leaf_hit((a, fa): (&Body<'_>, u32), (b, fb): (&Body<'_>, u32), margin: f64) -> bool {
-    let (mut ta, mut tb) = ([DVec3::ZERO; 3], [DVec3::ZERO; 3]);
-    a.triangle_into(fa, &mut ta);
-    b.triangle_into(fb, &mut tb);
-    if margin > 0.0 {
-        triangle_distance(&ta, &tb).distance <= margin
-    } else {
-        triangles_intersect(&ta, &tb)
+/// The leaf tests of [`world_pairs`]: each pair `[i, j]` of `leaves` (leaf `i` of `a`, leaf `j`
+/// of `b`) whose faces intersect (or come within `margin`) goes to `out` as its face pair.
+///
+/// The corners of [`GATHER`] pairs are copied out first and tested after (see [`GATHER`]).
+fn test_leaves(
+    (a, b): (&Body<'_>, &Body<'_>),
+    leaves: &[[u32; 2]],
+    margin: f64,
+    out: &mut Vec<[u32; 2]>,
+) {
+    let mut tris = [[[DVec3::ZERO; 3]; 2]; GATHER];
+    let mut faces = [[0u32; 2]; GATHER];
+    for chunk in leaves.chunks(GATHER) {
+        for ((&[i, j], t), f) in chunk.iter().zip(&mut tris).zip(&mut faces) {
+            *f = [a.shape.faces()[i as usize], b.shape.faces()[j as usize]];
+            a.triangle_into(f[0], &mut t[0]);
+            b.triangle_into(f[1], &mut t[1]);
+        }
+        for ([ta, tb], &f) in tris.iter().zip(&faces).take(chunk.len()) {
+            let hit = if margin > 0.0 {
+                triangle_distance(ta, tb).distance <= margin
+            } else {
+                triangles_intersect(ta, tb)
+            };
+            if hit {
+                out.push(f);
+            }
+        }
     }
 }
 

@@ -11,7 +11,7 @@ use gprox_geometry::transform::{transform_point, Pose64};
 
 use super::frame::{box_magnitude, Frame};
 use super::node_test::{Both, Entry, Local, Mapped, NodeTest, Stacks, World};
-use super::{triangle_pad, triangles_touch, CollideError, CollisionObject, Side, Witness};
+use super::{triangle_pad, triangles_touch, CollideError, CollisionObject, Side, Witness, GATHER};
 
 /// Expansions of an early-out query that pick the child pair sharing more volume first
 /// (two-tori collide-any: median frame −16 %; separation proofs, which visit every pair
@@ -25,6 +25,8 @@ pub(crate) struct Scratch {
     vert_a: Stamped<DVec3>,
     vert_b: Stamped<DVec3>,
     stacks: Stacks,
+    /// Leaf pairs of a full query waiting for their exact tests ([`Traversal::flush`]).
+    pending: Vec<[u32; 2]>,
 }
 
 #[derive(Default)]
@@ -352,6 +354,7 @@ impl<'a, 's> Traversal<'a, 's> {
     ) -> Result<(), CollideError> {
         let mut stack = std::mem::take(T::stack(&mut self.scratch.stacks));
         stack.clear();
+        self.scratch.pending.clear();
         for &p in start.iter().rev() {
             // A pair whose node is missing gets an empty entry, so the descent reports it.
             let e = self.entry(t, p).unwrap_or(Entry {
@@ -421,6 +424,13 @@ impl<'a, 's> Traversal<'a, 's> {
                 }
                 Step::Inner(None, Some(r)) => Some(r),
                 Step::Inner(None, None) => None,
+                Step::Leaf if sink.any.is_none() => {
+                    self.scratch.pending.push([cur.i, cur.j]);
+                    if self.scratch.pending.len() == GATHER {
+                        self.flush(sink)?;
+                    }
+                    None
+                }
                 Step::Leaf => {
                     if let Some(faces) = self.leaf_pair([cur.i, cur.j])? {
                         sink.pairs.push(faces);
@@ -438,9 +448,41 @@ impl<'a, 's> Traversal<'a, 's> {
             };
             cur = match next.or_else(|| stack.pop()) {
                 Some(e) => e,
-                None => return Ok(true),
+                None => {
+                    self.flush(sink)?;
+                    return Ok(true);
+                }
             };
         }
+    }
+
+    /// The exact tests of the pending leaf pairs of a full query, into `sink`. The corners of
+    /// all of them are fetched first and tested after (see [`GATHER`]).
+    fn flush(&mut self, sink: &mut Sink<'_>) -> Result<(), CollideError> {
+        let pending = std::mem::take(&mut self.scratch.pending);
+        let mut tris = [[[DVec3::ZERO; 3]; 2]; GATHER];
+        let mut faces = [[0u32; 2]; GATHER];
+        for chunk in pending.chunks(GATHER) {
+            for ((&[i, j], t), f) in chunk.iter().zip(&mut tris).zip(&mut faces) {
+                *f = [
+                    self.a.bvh.nodes[i as usize].left,
+                    self.b.bvh.nodes[j as usize].left,
+                ];
+                let [ta, tb] = t;
+                self.world_triangle(Side::A, f[0], ta)?;
+                self.world_triangle(Side::B, f[1], tb)?;
+            }
+            for (([ta, tb], &f), &leaves) in tris.iter().zip(&faces).zip(chunk) {
+                if triangles_touch(ta, tb, self.margin, self.tri_pad) {
+                    sink.pairs.push(f);
+                    sink.first.get_or_insert(Witness { faces: f, leaves });
+                }
+            }
+        }
+        let mut pending = pending;
+        pending.clear();
+        self.scratch.pending = pending;
+        Ok(())
     }
 
     /// [`NodeTest::shared_volume`] of an overlapping pair.
