@@ -173,17 +173,9 @@ impl TreeShape {
         })
     }
 
-    /// One value per node: `leaf(face)` for the leaves, then `join(link, left, right)` for the
-    /// internal nodes, children first (index `i` of the result is node `i`).
-    pub(crate) fn refit<B>(
-        &self,
-        leaf: impl FnMut(u32) -> B,
-        join: impl FnMut([u32; 2], &B, &B) -> B,
-    ) -> Vec<B> {
-        self.refit_into(Vec::new(), leaf, join)
-    }
-
-    /// [`TreeShape::refit`] into `out` (cleared first; its allocation is reused).
+    /// One value per node, into `out` (cleared first; its allocation is reused): `leaf(face)`
+    /// for the leaves, then `join(link, left, right)` for the internal nodes, children first
+    /// (index `i` of the result is node `i`).
     pub(crate) fn refit_into<B>(
         &self,
         mut out: Vec<B>,
@@ -225,13 +217,9 @@ impl TreeShape {
     }
 }
 
-/// The world vertices of a posed mesh: exactly the corners every exact test sees.
-pub(crate) fn world_vertices(o: &CollisionObject<'_>) -> Vec<DVec3> {
-    world_vertices_into(o, Vec::new())
-}
-
-/// [`world_vertices`] into `out` (cleared first; its allocation is reused).
-fn world_vertices_into(o: &CollisionObject<'_>, mut out: Vec<DVec3>) -> Vec<DVec3> {
+/// The world vertices of a posed mesh — exactly the corners every exact test sees — into `out`
+/// (cleared first; its allocation is reused).
+pub(crate) fn world_vertices_into(o: &CollisionObject<'_>, mut out: Vec<DVec3>) -> Vec<DVec3> {
     out.clear();
     out.extend(
         o.mesh

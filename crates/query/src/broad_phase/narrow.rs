@@ -23,7 +23,9 @@ use gprox_geometry::tri_distance::triangle_distance;
 use gprox_geometry::tri_tri::triangles_intersect;
 
 use crate::collide::{CollideError, CollisionObject, GATHER};
-use crate::world::{world_vertices, TreeShape};
+use std::sync::Mutex;
+
+use crate::world::{world_vertices_into, TreeShape};
 
 /// A closed f32 box.
 #[derive(Clone, Copy, Debug)]
@@ -37,6 +39,27 @@ impl Box32 {
     #[inline]
     fn size(&self) -> f32 {
         (self.hi - self.lo).element_sum()
+    }
+}
+
+/// Buffers (world vertices, boxes) of dropped bodies, for the next placements: freed, the
+/// buffers of large bodies went back to the system and faulted in again page by page
+/// (two 5,000-triangle tori: a third of a many-body call).
+static SPARE: Mutex<Vec<(Vec<DVec3>, Vec<Box32>)>> = Mutex::new(Vec::new());
+
+/// Most buffer pairs [`SPARE`] keeps.
+const SPARE_BODIES: usize = 64;
+
+impl Drop for Body<'_> {
+    fn drop(&mut self) {
+        let buffers = (
+            std::mem::take(&mut self.vertices),
+            std::mem::take(&mut self.boxes),
+        );
+        let mut spare = SPARE.lock().unwrap_or_else(|e| e.into_inner());
+        if spare.len() < SPARE_BODIES {
+            spare.push(buffers);
+        }
     }
 }
 
@@ -55,7 +78,12 @@ impl<'a> Body<'a> {
     /// Places `o`, whose tree's validated shape is `shape`.
     pub(super) fn new(o: &CollisionObject<'a>, shape: &'a TreeShape) -> Self {
         let faces = o.mesh.faces();
-        let vertices = world_vertices(o);
+        let (vertices, boxes) = SPARE
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pop()
+            .unwrap_or_default();
+        let vertices = world_vertices_into(o, vertices);
         // Rounded to nearest f32 and clamped to the finite range: both monotonic, so the
         // min/max of the rounded corners are the rounded exact min/max (see the module docs).
         let max = Vec3A::splat(f32::MAX);
@@ -63,7 +91,8 @@ impl<'a> Body<'a> {
             .iter()
             .map(|v| v.as_vec3a().clamp(-max, max))
             .collect();
-        let boxes = shape.refit(
+        let boxes = shape.refit_into(
+            boxes,
             |f| {
                 let [a, b, c] = faces[f as usize].map(|v| rounded[v as usize]);
                 Box32 {
