@@ -516,3 +516,50 @@ fn nbody_spheres_match_reference() {
         );
     }
 }
+
+/// Dense crossing tori (2 × 2,304 triangles, hundreds of touching pairs): enough leaf pairs
+/// for the traversals' batches (the many-body narrow phase expands 256 pairs at a time and
+/// tests leaf pairs in groups of 32; the pair query defers its leaf tests the same way) to
+/// fill and flush many times. Oracle, independent of any tree: every face pair whose exact
+/// world boxes overlap, decided by the rational oracle.
+#[test]
+fn dense_crossing_tori_match_brute_force() {
+    let torus = gprox_geometry::scene::torus(1.0, 0.3, 48, 24).unwrap();
+    let bvh = lbvh::build(&torus);
+    let poses = [
+        Affine3A::IDENTITY,
+        Affine3A::from_rotation_translation(
+            gprox_geometry::glam::Quat::from_rotation_x(0.25),
+            gprox_geometry::glam::Vec3::new(0.15, 0.02, 0.05),
+        ),
+    ]
+    .map(|p| pose64(&p));
+    let world = |p: &Pose64| oracle::world_triangles(&torus, p);
+    let (ta, tb) = (world(&poses[0]), world(&poses[1]));
+    let bounds =
+        |t: &[gprox_geometry::glam::DVec3; 3]| (t[0].min(t[1]).min(t[2]), t[0].max(t[1]).max(t[2]));
+    let mut want = Vec::new();
+    for (i, a) in ta.iter().enumerate() {
+        let (alo, ahi) = bounds(a);
+        for (j, b) in tb.iter().enumerate() {
+            let (blo, bhi) = bounds(b);
+            if alo.cmple(bhi).all()
+                && blo.cmple(ahi).all()
+                && oracle::triangles_intersect_exact(a, b)
+            {
+                want.push([i as u32, j as u32]);
+            }
+        }
+    }
+    assert!(
+        want.len() > 300,
+        "{} pairs: not a dense contact",
+        want.len()
+    );
+    let objects = poses.map(|p| CollisionObject::new(&torus, &bvh, p).unwrap());
+    let opts = CollideOptions::default();
+    assert_eq!(collide_all(&objects[0], &objects[1], &opts), want);
+    let many = try_collide_many(&objects, &opts).unwrap();
+    assert_eq!(many.total, want.len());
+    assert_eq!(many.object_pairs[0].pairs, want);
+}
