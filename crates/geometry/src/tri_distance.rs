@@ -128,6 +128,7 @@ fn face_projection(p: DVec3, t: &[DVec3; 3]) -> Option<DVec3> {
 /// let (d, q) = point_triangle_distance(DVec3::new(0.25, 0.25, 2.0), &t);
 /// assert_eq!((d, q), (2.0, DVec3::new(0.25, 0.25, 0.0)));
 /// ```
+#[inline]
 pub fn point_triangle_distance(p: DVec3, t: &[DVec3; 3]) -> (f64, DVec3) {
     if let Some(q) = face_projection(p, t) {
         return (p.distance(q), q);

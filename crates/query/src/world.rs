@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex};
 use glam::DVec3;
 use gprox_bvh::{Bvh, LEAF};
 use gprox_geometry::transform::transform_point;
+use gprox_geometry::tri_distance::point_triangle_distance;
 use gprox_geometry::TriMesh;
 
 use crate::collide::{CollideError, CollisionObject, Side};
@@ -364,6 +365,19 @@ impl<'a> World<'a> {
     #[inline]
     pub(crate) fn triangle(&self, f: u32) -> [DVec3; 3] {
         self.faces[f as usize].map(|v| self.vertices[v as usize])
+    }
+
+    /// [`point_triangle_distance`] from `p` to face `f`. The corners are written corner by
+    /// corner where the distance reads them: a triangle returned by value was copied in
+    /// 16-byte pieces across its 24-byte corners, and reading those back stalled on store
+    /// forwarding (a sixth of the image-space depth pass).
+    #[inline]
+    pub(crate) fn point_distance(&self, p: DVec3, f: u32) -> (f64, DVec3) {
+        let mut t = [DVec3::ZERO; 3];
+        for (c, &v) in t.iter_mut().zip(&self.faces[f as usize]) {
+            *c = self.vertices[v as usize];
+        }
+        point_triangle_distance(p, &t)
     }
 }
 

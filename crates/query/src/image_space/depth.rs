@@ -14,14 +14,14 @@
 //! 3. Per sample (along the columns): the previous sample's face gives a first distance; the
 //!    distance to a candidate's plane, a lower bound of the distance to the face that costs one
 //!    dot product (a vectorised pass over all candidates), skips every face that cannot beat
-//!    it; the others get the exact [`point_triangle_distance`].
+//!    it; the others get the exact
+//!    [`point_triangle_distance`](gprox_geometry::tri_distance::point_triangle_distance).
 //!
 //! Every bound is widened by a margin far above the rounding of the box, plane and triangle
 //! distances, so the result is exactly the brute-force minimum over all faces (smallest face
 //! id among equal distances), whatever the evaluation order.
 
 use glam::DVec3;
-use gprox_geometry::tri_distance::point_triangle_distance;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
@@ -226,7 +226,7 @@ fn run_block(
     // its last face (nearly always within a cell or two of the nearest); else a tree search.
     let centre = match seed {
         Some((f, at)) if at.distance(c) <= 2.0 * f64::from(BLOCK) * lattice.spacing => {
-            let (distance, _) = point_triangle_distance(c, &w.triangle(f));
+            let (distance, _) = w.point_distance(c, f);
             (distance, f)
         }
         _ => {
@@ -349,7 +349,7 @@ fn nearest_among(
     scale: f64,
     s: &mut DepthScratch,
 ) -> SurfacePoint {
-    let (d, q) = point_triangle_distance(p, &w.triangle(warm));
+    let (d, q) = w.point_distance(p, warm);
     let mut best = SurfacePoint {
         distance: d,
         point: q,
@@ -371,7 +371,7 @@ fn nearest_among(
             if s.bound[j / LANES][j % LANES] > cut || f == best.face {
                 continue;
             }
-            let (d, q) = point_triangle_distance(p, &w.triangle(f));
+            let (d, q) = w.point_distance(p, f);
             if d < best.distance || (d == best.distance && f < best.face) {
                 best = SurfacePoint {
                     distance: d,
@@ -507,6 +507,7 @@ mod tests {
     //! exact point–triangle distance, and the mask marks exactly the lanes under the cut.
 
     use super::*;
+    use gprox_geometry::tri_distance::point_triangle_distance;
     use proptest::prelude::*;
 
     fn point() -> impl Strategy<Value = DVec3> {

@@ -2,7 +2,6 @@
 //! the broad phase's narrow phase in `crate::world`).
 
 use glam::DVec3;
-use gprox_geometry::tri_distance::point_triangle_distance;
 
 pub(crate) use crate::world::World;
 
@@ -15,7 +14,7 @@ pub(crate) struct Nearest {
 }
 
 impl World<'_> {
-    /// The face nearest to `p` by [`point_triangle_distance`], smallest face id among equal
+    /// The face nearest to `p` by [`World::point_distance`], smallest face id among equal
     /// distances: exactly the minimum a loop over all faces finds. `seeds` (faces known to be
     /// near, e.g. those the inside ray crossed) give the first bound; then depth-first, nearer
     /// child first. A subtree is skipped only when its box is farther than the best distance
@@ -30,7 +29,7 @@ impl World<'_> {
         };
         let mut cut = f64::INFINITY;
         let offer = |face: u32, best: &mut Nearest, cut: &mut f64| {
-            let (d, q) = point_triangle_distance(p, &self.triangle(face));
+            let (d, q) = self.point_distance(p, face);
             if d < best.distance || (d == best.distance && face < best.face) {
                 *best = Nearest {
                     distance: d,
