@@ -370,7 +370,7 @@ impl<'a> World<'a> {
     /// [`point_triangle_distance`] from `p` to face `f`. The corners are written corner by
     /// corner where the distance reads them: a triangle returned by value was copied in
     /// 16-byte pieces across its 24-byte corners, and reading those back stalled on store
-    /// forwarding (a sixth of the image-space depth pass).
+    /// forwarding (about an eighth of the image-space depth pass).
     #[inline]
     pub(crate) fn point_distance(&self, p: DVec3, f: u32) -> (f64, DVec3) {
         let mut t = [DVec3::ZERO; 3];

@@ -18,13 +18,13 @@
 //! covers the roundings (of the coordinates, of the margin, of the subtraction), each within
 //! `2^-24` of the magnitudes involved; clamping moves two coordinates no closer together.
 
+use std::sync::Mutex;
+
 use glam::{DVec3, Vec3A};
 use gprox_geometry::tri_distance::triangle_distance;
 use gprox_geometry::tri_tri::triangles_intersect;
 
 use crate::collide::{CollideError, CollisionObject, GATHER};
-use std::sync::Mutex;
-
 use crate::world::{world_vertices_into, TreeShape};
 
 /// A closed f32 box.
@@ -44,11 +44,35 @@ impl Box32 {
 
 /// Buffers (world vertices, boxes) of dropped bodies, for the next placements: freed, the
 /// buffers of large bodies went back to the system and faulted in again page by page
-/// (two 5,000-triangle tori: a third of a many-body call).
-static SPARE: Mutex<Vec<(Vec<DVec3>, Vec<Box32>)>> = Mutex::new(Vec::new());
+/// (two 5,000-triangle tori: a third of a many-body call). At most [`SPARE_BYTES`] are kept.
+static SPARE: Mutex<Spare> = Mutex::new(Spare {
+    buffers: Vec::new(),
+    bytes: 0,
+});
 
-/// Most buffer pairs [`SPARE`] keeps.
-const SPARE_BODIES: usize = 64;
+/// Most bytes of buffers [`SPARE`] keeps (a many-body call holds one pair per candidate body).
+const SPARE_BYTES: usize = 64 << 20;
+
+/// The kept buffers and their total capacity in bytes.
+struct Spare {
+    buffers: Vec<(Vec<DVec3>, Vec<Box32>)>,
+    bytes: usize,
+}
+
+/// Capacity in bytes of a buffer pair.
+fn bytes((v, b): &(Vec<DVec3>, Vec<Box32>)) -> usize {
+    v.capacity() * std::mem::size_of::<DVec3>() + b.capacity() * std::mem::size_of::<Box32>()
+}
+
+impl Spare {
+    /// A kept buffer pair, or two new empty ones.
+    fn take() -> (Vec<DVec3>, Vec<Box32>) {
+        let mut spare = SPARE.lock().unwrap_or_else(|e| e.into_inner());
+        let buffers = spare.buffers.pop().unwrap_or_default();
+        spare.bytes -= bytes(&buffers);
+        buffers
+    }
+}
 
 impl Drop for Body<'_> {
     fn drop(&mut self) {
@@ -56,9 +80,11 @@ impl Drop for Body<'_> {
             std::mem::take(&mut self.vertices),
             std::mem::take(&mut self.boxes),
         );
+        let size = bytes(&buffers);
         let mut spare = SPARE.lock().unwrap_or_else(|e| e.into_inner());
-        if spare.len() < SPARE_BODIES {
-            spare.push(buffers);
+        if spare.bytes + size <= SPARE_BYTES {
+            spare.bytes += size;
+            spare.buffers.push(buffers);
         }
     }
 }
@@ -78,11 +104,7 @@ impl<'a> Body<'a> {
     /// Places `o`, whose tree's validated shape is `shape`.
     pub(super) fn new(o: &CollisionObject<'a>, shape: &'a TreeShape) -> Self {
         let faces = o.mesh.faces();
-        let (vertices, boxes) = SPARE
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .pop()
-            .unwrap_or_default();
+        let (vertices, boxes) = Spare::take();
         let vertices = world_vertices_into(o, vertices);
         // Rounded to nearest f32 and clamped to the finite range: both monotonic, so the
         // min/max of the rounded corners are the rounded exact min/max (see the module docs).
