@@ -136,8 +136,9 @@ fn narrow_phase(
     shapes: &[&TreeShape],
     opts: &CollideOptions,
 ) -> ManyContacts {
-    // Each body is placed on first use, just before the traversal that needs it, so that
-    // its boxes are still in cache (placing all of them first leaves most out of L2).
+    // Each body is placed on first use, just before the traversal that needs it, while its
+    // boxes are likely still in cache (all bodies placed first do not fit in L2; the gain on
+    // the nbody scene is within the host's noise, docs/benchmarks.md, session 17).
     let bodies: Vec<OnceLock<narrow::Body<'_>>> = used.iter().map(|_| OnceLock::new()).collect();
     let world = |o: u32| {
         let k = used.partition_point(|&u| u < o);

@@ -459,7 +459,7 @@ impl<'a, 's> Traversal<'a, 's> {
     /// The exact tests of the pending leaf pairs of a full query, into `sink`. The corners of
     /// all of them are fetched first and tested after (see [`GATHER`]).
     fn flush(&mut self, sink: &mut Sink<'_>) -> Result<(), CollideError> {
-        let pending = std::mem::take(&mut self.scratch.pending);
+        let mut pending = std::mem::take(&mut self.scratch.pending);
         let mut tris = [[[DVec3::ZERO; 3]; 2]; GATHER];
         let mut faces = [[0u32; 2]; GATHER];
         for chunk in pending.chunks(GATHER) {
@@ -479,7 +479,6 @@ impl<'a, 's> Traversal<'a, 's> {
                 }
             }
         }
-        let mut pending = pending;
         pending.clear();
         self.scratch.pending = pending;
         Ok(())
