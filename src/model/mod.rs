@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use glam::Vec3;
 use gprox_bvh::coons::{CoonsBvh, CoonsOptions};
-use gprox_bvh::obb::Obb;
+use gprox_bvh::wide_obb::WideObbTree;
 use gprox_bvh::{bv_tree::BvTree, lbvh, refit, refit_plan::MeshRefitPlan, rss::Rss, Bvh};
 use gprox_cuda::distance::ResidentDistanceMesh;
 use gprox_geometry::freeform::{FreeformModel, NurbsSurface};
@@ -102,7 +102,7 @@ pub struct Model {
     /// The first two vertices at one position, if any (looked for on first use).
     duplicate: OnceLock<Option<[u32; 2]>>,
     /// The OBB tree of collision queries when the options ask for one, with its version.
-    obb_tree: Mutex<Option<(u64, Arc<BvTree<Obb>>)>>,
+    obb_tree: Mutex<Option<(u64, Arc<WideObbTree>)>>,
     /// How the model was asked to be built.
     options: ModelOptions,
     /// The surfaces of a freeform model (`mesh` is then their tessellation, for display).
@@ -254,8 +254,9 @@ impl Model {
     /// The OBB tree of collision queries over the current positions when the options ask for
     /// one — [`CollisionTree::Obb`], or [`CollisionTree::Auto`] with `apart` (the caller's
     /// verdict: the context last found this pair apart and neither model ever moved) — built on
-    /// first use and rebuilt after the positions moved; `None` for the AABB LBVH.
-    pub(crate) fn obb_tree(&self, apart: bool) -> Option<Arc<BvTree<Obb>>> {
+    /// first use and rebuilt after the positions moved, in eight-box lanes; `None` for the AABB
+    /// LBVH (also when the tree cannot be collapsed: 2³¹ faces or more).
+    pub(crate) fn obb_tree(&self, apart: bool) -> Option<Arc<WideObbTree>> {
         let wanted = match self.options.collision_tree {
             CollisionTree::Obb => true,
             CollisionTree::Auto => apart,
@@ -268,7 +269,7 @@ impl Model {
         Some(match slot.as_ref() {
             Some((v, t)) if *v == self.version => t.clone(),
             _ => {
-                let t = Arc::new(BvTree::<Obb>::build(&self.mesh));
+                let t = Arc::new(WideObbTree::build(&self.mesh).ok()?);
                 *slot = Some((self.version, t.clone()));
                 t
             }

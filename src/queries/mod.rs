@@ -30,7 +30,7 @@ fn object<'a>(model: &'a Model, pose: &Affine3A, obb: &'a Option<ObbSlot>) -> Mo
     ModelObject {
         mesh: model.mesh(),
         model: match obb {
-            Some(t) => CollisionModel::Obb(t),
+            Some(t) => CollisionModel::WideObb(t),
             None => CollisionModel::Aabb(model.bvh()),
         },
         pose: Pose64::from_affine(pose),
@@ -38,7 +38,7 @@ fn object<'a>(model: &'a Model, pose: &Affine3A, obb: &'a Option<ObbSlot>) -> Mo
 }
 
 /// A model's OBB tree, kept alive for the duration of one query.
-type ObbSlot = std::sync::Arc<gprox_bvh::bv_tree::BvTree<gprox_bvh::obb::Obb>>;
+type ObbSlot = std::sync::Arc<gprox_bvh::wide_obb::WideObbTree>;
 
 /// `model` with the LBVH (the many-body and penetration queries take AABB trees).
 fn aabb_object<'a>(model: &'a Model, pose: &Affine3A) -> cpu::CollisionObject<'a> {

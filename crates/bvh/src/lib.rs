@@ -24,6 +24,7 @@ pub mod sphere;
 pub mod swept;
 mod topdown;
 pub mod wide;
+pub mod wide_obb;
 
 pub use aabb::Aabb;
 pub use node::{Bvh, BvhNode, LEAF};

@@ -26,6 +26,19 @@ pub enum WideError {
     /// The binary tree is empty.
     #[error("cannot collapse an empty tree")]
     EmptyTree,
+    /// A link of the binary tree points past its nodes.
+    #[error("binary node {node} links to node {link}, past the tree's {count} nodes")]
+    BadLink {
+        /// The node holding the link.
+        node: u32,
+        /// The link.
+        link: u32,
+        /// Nodes in the tree.
+        count: usize,
+    },
+    /// The binary tree's links revisit a node (a cycle or a shared subtree).
+    #[error("the binary tree's links revisit a node")]
+    NotATree,
 }
 
 /// A wide node layout with `WIDTH` child slots.
@@ -98,6 +111,14 @@ impl<B: BoundingVolume, N: WideNode> WideTree<B, N> {
         if bin.is_empty() {
             return Err(WideError::EmptyTree);
         }
+        let count = bin.len();
+        let check = |node: u32, link: u32| {
+            if (link as usize) < count {
+                Ok(link)
+            } else {
+                Err(WideError::BadLink { node, link, count })
+            }
+        };
         let tag = |i: u32| -> Result<u32, WideError> {
             let n = &bin[i as usize];
             if n.is_leaf() {
@@ -139,8 +160,8 @@ impl<B: BoundingVolume, N: WideNode> WideTree<B, N> {
                         break;
                     }
                     let i = slots.swap_remove(p);
-                    slots.push(bin[i as usize].left);
-                    slots.push(bin[i as usize].right);
+                    slots.push(check(i, bin[i as usize].left)?);
+                    slots.push(check(i, bin[i as usize].right)?);
                 }
             }
             for (s, &i) in slots.iter().enumerate() {
@@ -150,6 +171,11 @@ impl<B: BoundingVolume, N: WideNode> WideTree<B, N> {
                     t
                 } else {
                     let c = nodes.len();
+                    // A tree has fewer internal nodes than nodes; more wide nodes than that
+                    // means some node was reached twice.
+                    if c >= count {
+                        return Err(WideError::NotATree);
+                    }
                     nodes.push(N::empty());
                     bvs.extend(std::iter::repeat_n(bin[i as usize].bv, N::WIDTH));
                     queue.push_back((c, i));

@@ -7,7 +7,8 @@ use gprox_bvh::bv_tree::{BvTree, Split};
 use gprox_bvh::obb::Obb;
 use gprox_bvh::rss::Rss;
 use gprox_bvh::sphere::Sphere;
-use gprox_bvh::wide::{Wide4Node, Wide8Node, WideNode, WideTree, EMPTY, LEAF_BIT};
+use gprox_bvh::wide::{Wide4Node, Wide8Node, WideError, WideNode, WideTree, EMPTY, LEAF_BIT};
+use gprox_bvh::wide_obb::{slot_center, WideObbTree};
 use gprox_bvh::LEAF;
 use gprox_geometry::TriMesh;
 use proptest::prelude::*;
@@ -144,8 +145,56 @@ fn big_mesh(k: usize, amp: f32) -> TriMesh {
     TriMesh::new(pos, faces).expect("valid")
 }
 
+/// Every face below a slot of a wide OBB tree lies in that slot's lane box (centre, f32 axes,
+/// half-extents rounded up, to the axes' f32 rounding), once.
+fn check_wide_obb(mesh: &TriMesh) -> Result<(), TestCaseError> {
+    let w = WideObbTree::build(mesh).expect("collapses");
+    let mut seen = vec![0u32; mesh.face_count()];
+    let mut stack: Vec<(usize, Vec<(usize, usize)>)> = vec![(0, Vec::new())];
+    while let Some((k, above)) = stack.pop() {
+        let n = &w.nodes()[k];
+        for (s, &c) in n.children.iter().enumerate() {
+            if c == EMPTY {
+                prop_assert_eq!(n.used() >> s & 1, 0);
+                continue;
+            }
+            prop_assert_eq!(n.used() >> s & 1, 1);
+            let mut chain = above.clone();
+            chain.push((k, s));
+            let Some(f) = WideObbTree::face(c) else {
+                stack.push((c as usize, chain));
+                continue;
+            };
+            seen[f as usize] += 1;
+            for p in mesh.triangle(f as usize) {
+                let p = p.as_dvec3();
+                for &(k, s) in &chain {
+                    let n = &w.nodes()[k];
+                    let d = p - slot_center(n, s);
+                    for i in 0..3 {
+                        let axis = DVec3::new(
+                            f64::from(n.axes[3 * i][s]),
+                            f64::from(n.axes[3 * i + 1][s]),
+                            f64::from(n.axes[3 * i + 2][s]),
+                        );
+                        let tol = 1e-6 * (1.0 + d.length());
+                        prop_assert!(axis.dot(d).abs() <= f64::from(n.half[i][s]) + tol);
+                    }
+                }
+            }
+        }
+    }
+    prop_assert!(seen.iter().all(|&c| c == 1), "faces seen {:?}", seen);
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn wide_obb_lanes_contain_every_face(m in mesh()) {
+        check_wide_obb(&m)?;
+    }
 
     #[test]
     fn wide_trees_keep_every_face(m in mesh()) {
@@ -181,4 +230,27 @@ fn single_triangle_tree() {
     assert!(t.nodes[0]
         .bv
         .contains_point(DVec3::new(0.5, 0.5, 0.0), 1e-12));
+}
+
+/// A binary tree whose links leave the tree or loop is a typed error, not a panic or a hang.
+#[test]
+fn malformed_trees_do_not_collapse() {
+    let m = big_mesh(4, 0.1);
+    let t = BvTree::<Obb>::build(&m);
+    let mut past = t.clone();
+    past.nodes[0].left = past.nodes.len() as u32 + 5;
+    assert!(matches!(
+        WideObbTree::from_tree(past),
+        Err(WideError::BadLink { node: 0, .. })
+    ));
+    let mut cycle = t.clone();
+    let inner = (1..cycle.nodes.len())
+        .find(|&i| !cycle.nodes[i].is_leaf())
+        .expect("an inner node below the root");
+    cycle.nodes[inner].left = 0;
+    assert!(matches!(
+        WideTree::<Obb, Wide8Node>::from_binary(&cycle),
+        Err(WideError::NotATree)
+    ));
+    assert!(WideObbTree::from_tree(t).is_ok());
 }

@@ -1,15 +1,15 @@
 //! Times collide-any / collide-all on the rigid peer scenes with the AABB LBVH and with the OBB
-//! tree (issue #17): one thread, `passes` passes over the frames, the first call per frame timed,
+//! tree and the wide OBB tree (issue #17): one thread, `passes` passes over the frames, the first call per frame timed,
 //! the first pass discarded. Usage: `obb_collide_bench [scenes dir] [passes] [filter]`
 //! (default `/work/shared/peers/scenes`, 19; `filter`: comma-separated words that
-//! `"scene query tree"` must all contain, e.g. `tori,all,obb`); run under `chrt -f 50` for steadier figures.
+//! `"scene query tree"` must all contain, e.g. `tori,all,obb`; `HOT=1` warms the caches with five untimed calls first); run under `chrt -f 50` for steadier figures.
 
 use std::time::Instant;
 
 #[path = "common/peer_bench.rs"]
 mod peer_bench;
 
-use gprox_bvh::{bv_tree::BvTree, lbvh, obb::Obb, Bvh};
+use gprox_bvh::{bv_tree::BvTree, lbvh, obb::Obb, wide_obb::WideObbTree, Bvh};
 use gprox_query::collide::{
     collide_all_models, collide_any_models, CollideOptions, CollisionModel, ModelObject,
 };
@@ -19,6 +19,8 @@ fn main() {
         return;
     };
     let filter = args.next().unwrap_or_default();
+    // With `HOT` set, five untimed calls precede each timed one (caches warm).
+    let hot = std::env::var_os("HOT").is_some();
     let rows = [
         ("bumpy-pair-distance", false),
         ("bunny-pair-distance", false),
@@ -33,11 +35,20 @@ fn main() {
         let (ma, mb) = (scene.mesh(0), scene.mesh(1));
         let (ba, bb): (Bvh, Bvh) = (lbvh::build(ma), lbvh::build(mb));
         let (oa, ob) = (BvTree::<Obb>::build(ma), BvTree::<Obb>::build(mb));
+        let (wa, wb) = (
+            WideObbTree::from_tree(oa.clone()).expect("tree collapses"),
+            WideObbTree::from_tree(ob.clone()).expect("tree collapses"),
+        );
         let mut line = format!("{name:22} {kind:12}");
         let mut hits = Vec::new();
         for (label, a, b) in [
             ("aabb", CollisionModel::Aabb(&ba), CollisionModel::Aabb(&bb)),
             ("obb", CollisionModel::Obb(&oa), CollisionModel::Obb(&ob)),
+            (
+                "wide",
+                CollisionModel::WideObb(&wa),
+                CollisionModel::WideObb(&wb),
+            ),
         ] {
             let key = format!("{name} {kind} {label}");
             if !filter.split(',').all(|f| key.contains(f)) {
@@ -58,6 +69,11 @@ fn main() {
                             pose: scene.pose64(f, 1),
                         };
                         let opts = CollideOptions::default();
+                        if hot {
+                            for _ in 0..5 {
+                                std::hint::black_box(collide_any_models(&x, &y, &opts));
+                            }
+                        }
                         let t0 = Instant::now();
                         let n = if all {
                             collide_all_models(&x, &y, &opts).len()

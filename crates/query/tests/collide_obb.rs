@@ -15,6 +15,7 @@ use gprox_bvh::bv_tree::{BvTree, Split};
 use gprox_bvh::obb::Obb;
 use gprox_bvh::rss::Rss;
 use gprox_bvh::sphere::Sphere;
+use gprox_bvh::wide_obb::WideObbTree;
 use gprox_bvh::{lbvh, Bvh};
 use gprox_geometry::glam::{Affine3A, DVec3, Mat3, Vec3};
 use gprox_geometry::scene::Scene;
@@ -77,6 +78,37 @@ fn check_all(ma: &TriMesh, pa: &Pose64, mb: &TriMesh, pb: &Pose64) {
     assert_eq!(collide_all_models(&b, &a, &opts), swapped, "obb x aabb");
     assert_eq!(collide_any_models(&a, &b, &opts), !want.is_empty());
     assert!(collide_any_models(&a, &a, &opts), "a mesh meets itself");
+    assert_eq!(wide_pairs(ma, pa, mb, pb, 0.0), want, "wide obb");
+    // A wide tree against another kind reads as its binary tree.
+    let wb = WideObbTree::build(mb).unwrap();
+    let w = ModelObject {
+        model: CollisionModel::WideObb(&wb),
+        ..b
+    };
+    assert_eq!(collide_all_models(&a, &w, &opts), want, "aabb x wide");
+    assert_eq!(collide_all_models(&w, &a, &opts), swapped, "wide x aabb");
+}
+
+/// Pairs from two wide OBB trees (the lane traversal), checking the early-out query agrees.
+fn wide_pairs(ma: &TriMesh, pa: &Pose64, mb: &TriMesh, pb: &Pose64, margin: f64) -> Vec<[u32; 2]> {
+    let (ta, tb) = (
+        WideObbTree::build(ma).unwrap(),
+        WideObbTree::build(mb).unwrap(),
+    );
+    let a = ModelObject {
+        mesh: ma,
+        model: CollisionModel::WideObb(&ta),
+        pose: *pa,
+    };
+    let b = ModelObject {
+        mesh: mb,
+        model: CollisionModel::WideObb(&tb),
+        pose: *pb,
+    };
+    let opts = CollideOptions { margin };
+    let pairs = collide_all_models(&a, &b, &opts);
+    assert_eq!(collide_any_models(&a, &b, &opts), !pairs.is_empty());
+    pairs
 }
 
 /// Mostly grid meshes under grid poses (exact touching/coplanar contacts), sometimes generic.
@@ -128,7 +160,8 @@ proptest! {
         let (pa, pb) = (pose64(&pa), pose64(&pb));
         let want = aabb_pairs(&ma, &pa, &mb, &pb, margin);
         prop_assert_eq!(bv_pairs::<Obb>(&ma, &pa, &mb, &pb, margin), want.clone());
-        prop_assert_eq!(bv_pairs::<Rss>(&ma, &pa, &mb, &pb, margin), want);
+        prop_assert_eq!(bv_pairs::<Rss>(&ma, &pa, &mb, &pb, margin), want.clone());
+        prop_assert_eq!(wide_pairs(&ma, &pa, &mb, &pb, margin), want);
     }
 }
 
@@ -214,6 +247,8 @@ fn parallel_equals_aabb() {
         let got = pool.install(|| collide_all_bv(&a, &b, &CollideOptions::default()));
         assert_eq!(got, want, "{threads} threads");
         assert!(pool.install(|| collide_any_bv(&a, &b, &CollideOptions::default())));
+        let wide = pool.install(|| wide_pairs(&ma, &Pose64::IDENTITY, &mb, &pb, 0.0));
+        assert_eq!(wide, want, "wide, {threads} threads");
     }
 }
 
@@ -244,7 +279,7 @@ fn reference_counts(text: &str) -> Option<Vec<usize>> {
     )
 }
 
-/// Every frame of the two-tori scene: OBB-tree pairs == AABB-tree pairs, and their count is the
+/// Every frame of the two-tori scene: OBB-tree pairs (binary and wide) == AABB-tree pairs, and their count is the
 /// reference peer's.
 #[test]
 fn two_tori_obb_equals_aabb_and_reference() {
@@ -262,6 +297,8 @@ fn two_tori_obb_equals_aabb_and_reference() {
     let (ma, mb) = (scene.mesh(0), scene.mesh(1));
     let (ba, bb): (Bvh, Bvh) = (lbvh::build(ma), lbvh::build(mb));
     let (oa, ob) = (BvTree::<Obb>::build(ma), BvTree::<Obb>::build(mb));
+    let wa = WideObbTree::from_tree(oa.clone()).unwrap();
+    let wb = WideObbTree::from_tree(ob.clone()).unwrap();
     let opts = CollideOptions::default();
     let mut contacts = 0;
     for f in 0..scene.frame_count() {
@@ -275,6 +312,26 @@ fn two_tori_obb_equals_aabb_and_reference() {
         let b = BvCollisionObject::new(mb, &ob, pb).unwrap();
         let got = collide_all_bv(&a, &b, &opts);
         assert_eq!(got, want, "frame {f}");
+        let wide = ModelObject {
+            mesh: mb,
+            model: CollisionModel::WideObb(&wb),
+            pose: pb,
+        };
+        let wide_a = ModelObject {
+            mesh: ma,
+            model: CollisionModel::WideObb(&wa),
+            pose: pa,
+        };
+        assert_eq!(
+            collide_all_models(&wide_a, &wide, &opts),
+            want,
+            "frame {f}, wide"
+        );
+        assert_eq!(
+            collide_any_models(&wide_a, &wide, &opts),
+            !want.is_empty(),
+            "frame {f}, wide any"
+        );
         assert_eq!(collide_any_bv(&a, &b, &opts), !got.is_empty(), "frame {f}");
         if let Some(r) = &reference {
             assert_eq!(got.len(), r[f], "frame {f}: reference count");

@@ -27,7 +27,9 @@ use rayon::prelude::*;
 
 mod models;
 mod obb32;
+mod obb8;
 mod volume;
+mod wide;
 
 pub use models::{
     collide_all_models, collide_any_models, try_collide_all_models, try_collide_any_models,
@@ -201,106 +203,192 @@ where
         Ok(true)
     }
 
-    /// Expands `front` breadth-first until it holds `want` pairs or only leaf pairs.
-    fn widen(&self, front: &mut Vec<[u32; 2]>, want: usize) -> Result<(), CollideError> {
-        let mut next = Vec::with_capacity(front.len() * 4);
-        while front.len() < want {
-            next.clear();
-            let mut grew = false;
-            for &p in front.iter() {
-                if self.expand(p, &mut next)? {
-                    grew = true;
-                } else {
-                    next.push(p);
-                }
-            }
-            std::mem::swap(front, &mut next);
-            if !grew {
-                break;
-            }
-        }
-        Ok(())
-    }
-
-    /// Depth-first traversal below `start`.
-    fn run(&self, start: &[[u32; 2]], sink: &mut Sink<'_>) {
-        let mut stack: Vec<[u32; 2]> = start.iter().rev().copied().collect();
-        let mut budget = (self.ta.node_count() as u64) * (self.tb.node_count() as u64) + 1;
-        let mut polls = 0u32;
-        while let Some(p) = stack.pop() {
-            if budget == 0 {
-                sink.error = Some(CollideError::CyclicTree);
-                return;
-            }
-            budget -= 1;
-            if let Some(flag) = sink.any {
-                polls = polls.wrapping_add(1);
-                if polls % 64 == 0 && flag.load(Ordering::Relaxed) {
-                    return;
-                }
-            }
-            let res = self.expand(p, &mut stack).and_then(|inner| {
-                if inner {
-                    Ok(None)
-                } else {
-                    self.leaf_pair(p)
-                }
-            });
-            match res {
-                Ok(None) => {}
-                Ok(Some(faces)) => {
-                    sink.pairs.push(faces);
-                    if let Some(flag) = sink.any {
-                        flag.store(true, Ordering::Relaxed);
-                        return;
-                    }
-                }
-                Err(e) => {
-                    sink.error = Some(e);
-                    return;
-                }
-            }
-        }
-    }
-
     /// The exact leaf test on world triangles.
     fn leaf_pair(&self, p: [u32; 2]) -> Result<Option<[u32; 2]>, CollideError> {
         let fa = self.ta.links(p[0] as usize).0;
         let fb = self.tb.links(p[1] as usize).0;
-        if fa as usize >= self.ma.face_count() {
-            return Err(CollideError::FaceOutOfRange {
-                side: Side::A,
-                face: fa,
-            });
-        }
-        if fb as usize >= self.mb.face_count() {
-            return Err(CollideError::FaceOutOfRange {
-                side: Side::B,
-                face: fb,
-            });
-        }
-        let x = transform_triangle(&self.pa, self.ma.triangle(fa as usize));
-        let y = transform_triangle(&self.pb, self.mb.triangle(fb as usize));
-        let hit = triangles_touch(&x, &y, self.margin, self.tri_pad);
-        Ok(hit.then_some([fa, fb]))
+        faces_touch(
+            (self.ma, &self.pa, fa),
+            (self.mb, &self.pb, fb),
+            self.margin,
+            self.tri_pad,
+        )
     }
 }
 
-/// Runs one query over any pair of node sources with a common volume type.
+/// The exact test of face `fa` of A against face `fb` of B on their world triangles: the pair
+/// if they touch (or lie within `margin`), an error for a face out of range.
+fn faces_touch(
+    (ma, pa, fa): (&TriMesh, &Pose64, u32),
+    (mb, pb, fb): (&TriMesh, &Pose64, u32),
+    margin: f64,
+    tri_pad: f64,
+) -> Result<Option<[u32; 2]>, CollideError> {
+    if fa as usize >= ma.face_count() {
+        return Err(CollideError::FaceOutOfRange {
+            side: Side::A,
+            face: fa,
+        });
+    }
+    if fb as usize >= mb.face_count() {
+        return Err(CollideError::FaceOutOfRange {
+            side: Side::B,
+            face: fb,
+        });
+    }
+    let x = transform_triangle(pa, ma.triangle(fa as usize));
+    let y = transform_triangle(pb, mb.triangle(fb as usize));
+    Ok(triangles_touch(&x, &y, margin, tri_pad).then_some([fa, fb]))
+}
+
+/// A simultaneous traversal of two trees, for [`drive`]: pairs of nodes, expanded into the
+/// pairs of their children whose volumes overlap, down to leaf pairs tested exactly.
+pub(super) trait Walk: Sync {
+    /// A pair of nodes.
+    type Pair: Copy + Send + Sync;
+    /// Pushes the overlapping children pairs of `p`; false for a leaf pair (pushed nothing).
+    fn expand(&self, p: Self::Pair, out: &mut Vec<Self::Pair>) -> Result<bool, CollideError>;
+    /// The exact test of a leaf pair: its faces if they touch.
+    fn leaf(&self, p: Self::Pair) -> Result<Option<[u32; 2]>, CollideError>;
+    /// More expansions than this means a cycle in a tree.
+    fn budget(&self) -> u64;
+}
+
+impl<V, TA, TB> Walk for Traversal<'_, V, TA, TB>
+where
+    V: CollisionVolume,
+    TA: NodeSource<V>,
+    TB: NodeSource<V>,
+{
+    type Pair = [u32; 2];
+    fn expand(&self, p: [u32; 2], out: &mut Vec<[u32; 2]>) -> Result<bool, CollideError> {
+        Traversal::expand(self, p, out)
+    }
+    fn leaf(&self, p: [u32; 2]) -> Result<Option<[u32; 2]>, CollideError> {
+        self.leaf_pair(p)
+    }
+    fn budget(&self) -> u64 {
+        (self.ta.node_count() as u64) * (self.tb.node_count() as u64) + 1
+    }
+}
+
+/// Expands `front` breadth-first until it holds `want` pairs or only leaf pairs.
+fn widen<W: Walk>(w: &W, front: &mut Vec<W::Pair>, want: usize) -> Result<(), CollideError> {
+    let mut next = Vec::with_capacity(front.len() * 4);
+    while front.len() < want {
+        next.clear();
+        let mut grew = false;
+        for &p in front.iter() {
+            if w.expand(p, &mut next)? {
+                grew = true;
+            } else {
+                next.push(p);
+            }
+        }
+        std::mem::swap(front, &mut next);
+        if !grew {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Depth-first traversal below `start`.
+fn run<W: Walk>(w: &W, start: &[W::Pair], sink: &mut Sink<'_>) {
+    let mut stack: Vec<W::Pair> = start.iter().rev().copied().collect();
+    let mut budget = w.budget();
+    let mut polls = 0u32;
+    while let Some(p) = stack.pop() {
+        if budget == 0 {
+            sink.error = Some(CollideError::CyclicTree);
+            return;
+        }
+        budget -= 1;
+        if let Some(flag) = sink.any {
+            polls = polls.wrapping_add(1);
+            if polls % 64 == 0 && flag.load(Ordering::Relaxed) {
+                return;
+            }
+        }
+        let res = w
+            .expand(p, &mut stack)
+            .and_then(|inner| if inner { Ok(None) } else { w.leaf(p) });
+        match res {
+            Ok(None) => {}
+            Ok(Some(faces)) => {
+                sink.pairs.push(faces);
+                if let Some(flag) = sink.any {
+                    flag.store(true, Ordering::Relaxed);
+                    return;
+                }
+            }
+            Err(e) => {
+                sink.error = Some(e);
+                return;
+            }
+        }
+    }
+}
+
+/// Every touching pair below `root` (or the first, with `any`), sorted, without duplicates:
+/// on `threads` rayon tasks after widening the front when there are several.
+fn drive<W: Walk>(
+    w: &W,
+    root: W::Pair,
+    threads: usize,
+    any: Option<&AtomicBool>,
+) -> Result<Vec<[u32; 2]>, CollideError> {
+    let mut front = vec![root];
+    if threads > 1 {
+        widen(w, &mut front, FRONT_PER_THREAD * threads)?;
+    }
+    let task = |start: &[W::Pair]| {
+        let mut sink = Sink {
+            pairs: Vec::new(),
+            any,
+            error: None,
+        };
+        run(w, start, &mut sink);
+        match sink.error {
+            Some(e) => Err(e),
+            None => Ok(sink.pairs),
+        }
+    };
+    let mut out = if threads > 1 && front.len() > 1 {
+        let chunk = front.len().div_ceil(threads * 4).max(1);
+        let parts: Vec<Result<Vec<[u32; 2]>, CollideError>> =
+            front.par_chunks(chunk).map(task).collect();
+        let mut out = Vec::new();
+        for p in parts {
+            out.extend(p?);
+        }
+        out
+    } else {
+        task(&front)?
+    };
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
+/// What every query over two trees settles before traversing: the comparison frame.
+struct Setup {
+    map: Mapping,
+    tri_pad: f64,
+    threads: usize,
+}
+
+/// Checks the input and the hint: `Err` carries the answer when the hint's pair touches (an
+/// early-out query then stops there).
 #[allow(clippy::too_many_arguments)]
-fn run_query<V, TA, TB>(
-    ma: &TriMesh,
-    ta: &TA,
-    pa: &Pose64,
-    mb: &TriMesh,
-    tb: &TB,
-    pb: &Pose64,
+fn setup<V, TA, TB>(
+    (ma, ta, pa): (&TriMesh, &TA, &Pose64),
+    (mb, tb, pb): (&TriMesh, &TB, &Pose64),
     opts: &CollideOptions,
     any: Option<&AtomicBool>,
     hint: Option<[u32; 2]>,
-) -> Result<Vec<[u32; 2]>, CollideError>
+) -> Result<Result<Setup, [u32; 2]>, CollideError>
 where
-    V: CollisionVolume,
     TA: NodeSource<V>,
     TB: NodeSource<V>,
 {
@@ -322,9 +410,64 @@ where
     if let Some(flag) = any {
         if let Some(w) = hint_holds((ma, pa), (mb, pb), hint, opts.margin, mag) {
             flag.store(true, Ordering::Relaxed);
-            return Ok(vec![w]);
+            return Ok(Err(w));
         }
     }
+    let threads = if ma.face_count() + mb.face_count() < PAR_MIN_FACES {
+        1
+    } else {
+        rayon::current_num_threads()
+    };
+    Ok(Ok(Setup {
+        map: Mapping::new(pa, mag_a, pb, mag_b, opts.margin),
+        tri_pad: triangle_pad(opts.margin, mag),
+        threads,
+    }))
+}
+
+/// Runs one query over any pair of node sources with a common volume type.
+#[allow(clippy::too_many_arguments)]
+fn run_query<V, TA, TB>(
+    ma: &TriMesh,
+    ta: &TA,
+    pa: &Pose64,
+    mb: &TriMesh,
+    tb: &TB,
+    pb: &Pose64,
+    opts: &CollideOptions,
+    any: Option<&AtomicBool>,
+    hint: Option<[u32; 2]>,
+) -> Result<Vec<[u32; 2]>, CollideError>
+where
+    V: CollisionVolume,
+    TA: NodeSource<V>,
+    TB: NodeSource<V>,
+{
+    let s = match setup((ma, ta, pa), (mb, tb, pb), opts, any, hint)? {
+        Ok(s) => s,
+        Err(w) => return Ok(vec![w]),
+    };
+    binary(ma, ta, pa, mb, tb, pb, opts, any, s)
+}
+
+/// The traversal of two binary trees after [`setup`].
+#[allow(clippy::too_many_arguments)]
+fn binary<V, TA, TB>(
+    ma: &TriMesh,
+    ta: &TA,
+    pa: &Pose64,
+    mb: &TriMesh,
+    tb: &TB,
+    pb: &Pose64,
+    opts: &CollideOptions,
+    any: Option<&AtomicBool>,
+    s: Setup,
+) -> Result<Vec<[u32; 2]>, CollideError>
+where
+    V: CollisionVolume,
+    TA: NodeSource<V>,
+    TB: NodeSource<V>,
+{
     let t = Traversal {
         ma,
         mb,
@@ -332,50 +475,15 @@ where
         tb,
         pa: *pa,
         pb: *pb,
-        map: Mapping::new(pa, mag_a, pb, mag_b, opts.margin),
+        map: s.map,
         margin: opts.margin,
-        tri_pad: triangle_pad(opts.margin, mag),
+        tri_pad: s.tri_pad,
         _v: std::marker::PhantomData,
     };
     if !t.roots_overlap() {
         return Ok(Vec::new());
     }
-    let threads = if ma.face_count() + mb.face_count() < PAR_MIN_FACES {
-        1
-    } else {
-        rayon::current_num_threads()
-    };
-    let mut front = vec![[0u32, 0u32]];
-    if threads > 1 {
-        t.widen(&mut front, FRONT_PER_THREAD * threads)?;
-    }
-    let task = |start: &[[u32; 2]]| {
-        let mut sink = Sink {
-            pairs: Vec::new(),
-            any,
-            error: None,
-        };
-        t.run(start, &mut sink);
-        match sink.error {
-            Some(e) => Err(e),
-            None => Ok(sink.pairs),
-        }
-    };
-    let mut out = if threads > 1 && front.len() > 1 {
-        let chunk = front.len().div_ceil(threads * 4).max(1);
-        let parts: Vec<Result<Vec<[u32; 2]>, CollideError>> =
-            front.par_chunks(chunk).map(task).collect();
-        let mut out = Vec::new();
-        for p in parts {
-            out.extend(p?);
-        }
-        out
-    } else {
-        task(&front)?
-    };
-    out.sort_unstable();
-    out.dedup();
-    Ok(out)
+    drive(&t, [0, 0], s.threads, any)
 }
 
 /// Every pair `[face of a, face of b]` whose closed world triangles intersect (or lie within

@@ -7,11 +7,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use gprox_bvh::bv_tree::BvTree;
 use gprox_bvh::obb::Obb;
+use gprox_bvh::wide_obb::WideObbTree;
 use gprox_bvh::Bvh;
 use gprox_geometry::transform::Pose64;
 use gprox_geometry::TriMesh;
 
 use super::run_query;
+use super::wide::run_wide;
 use crate::collide::{CollideError, CollideOptions, CollisionObject, Witness};
 
 /// The bounding-volume tree of one model: an AABB tree ([`gprox_bvh::lbvh::build`]) or an
@@ -22,6 +24,19 @@ pub enum CollisionModel<'a> {
     Aabb(&'a Bvh),
     /// Oriented boxes (tight, slower to build).
     Obb(&'a BvTree<Obb>),
+    /// Oriented boxes eight to a node, tested in SIMD lanes ([`WideObbTree`]): the fastest for
+    /// rigid models far from contact; paired with another kind it acts as its binary tree.
+    WideObb(&'a WideObbTree),
+}
+
+impl<'a> CollisionModel<'a> {
+    /// The model with a wide tree read as its binary tree.
+    fn binary(self) -> Self {
+        match self {
+            Self::WideObb(t) => Self::Obb(t.tree()),
+            other => other,
+        }
+    }
 }
 
 /// A mesh, the tree chosen for it and a rigid pose, for [`collide_all_models`].
@@ -44,10 +59,24 @@ fn run_models(
     any: Option<&AtomicBool>,
     hint: Option<Witness>,
 ) -> Result<(Vec<[u32; 2]>, Option<Witness>), CollideError> {
-    use CollisionModel::{Aabb, Obb as O};
+    use CollisionModel::{Aabb, Obb as O, WideObb as W};
     let (ma, pa, mb, pb) = (a.mesh, &a.pose, b.mesh, &b.pose);
     let faces = hint.map(|w| w.faces);
     let pairs = match (a.model, b.model) {
+        (W(x), W(y)) => run_wide(ma, x, pa, mb, y, pb, opts, any, faces),
+        (W(_), _) | (_, W(_)) => {
+            let (a, b) = (
+                ModelObject {
+                    model: a.model.binary(),
+                    ..*a
+                },
+                ModelObject {
+                    model: b.model.binary(),
+                    ..*b
+                },
+            );
+            return run_models(&a, &b, opts, any, hint);
+        }
         (Aabb(x), Aabb(y)) => {
             let oa = CollisionObject {
                 mesh: ma,

@@ -29,9 +29,9 @@ use super::volume::LocalMap;
 use super::K;
 
 /// Relative pad on the scale `S` (`256u`, three times the bound derived above).
-const REL32: f32 = 1.0 / 65536.0;
+pub(super) const REL32: f32 = 1.0 / 65536.0;
 /// Absolute pad covering subnormal rounding (each step loses at most `2^-149`).
-const TINY32: f32 = 1e-30;
+pub(super) const TINY32: f32 = 1e-30;
 
 /// `m` in f32 lanes.
 #[inline(always)]
