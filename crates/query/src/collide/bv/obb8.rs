@@ -137,9 +137,9 @@ fn grown(half: [f32; 3], grow: f64) -> [f32; 3] {
 
 /// Lane `k` of the result: whether no computed gap of lane `k` exceeds its pad (see
 /// [`super::obb32`]), from the rotation `r` (`[3 i + j]` = `Aᵢ · (q B)ⱼ`), the centre offset
-/// `t` in A's frame, A's half-extents and B's grown ones.
+/// `t` in A's frame, A's half-extents and B's grown ones, for the lanes in `used` (the others 0).
 #[inline(always)]
-fn keep<L: Lanes>(r: &[L; 9], t: &[L; 3], ha: &[L; 3], g: &[L; 3]) -> u32 {
+fn keep<L: Lanes>(r: &[L; 9], t: &[L; 3], ha: &[L; 3], g: &[L; 3], used: u32) -> u32 {
     let a = [
         r[0].abs(),
         r[1].abs(),
@@ -181,7 +181,13 @@ fn keep<L: Lanes>(r: &[L; 9], t: &[L; 3], ha: &[L; 3], g: &[L; 3]) -> u32 {
         .max(face_a!(2))
         .max(face_b!(0))
         .max(face_b!(1))
-        .max(face_b!(2))
+        .max(face_b!(2));
+    // Most node pairs of a separation proof are told apart by a face axis: when every used
+    // lane is, the cross axes are skipped (about a third of the test's work).
+    if gap.not_gt(pad) & used == 0 {
+        return 0;
+    }
+    let gap = gap
         .max(cross!(0, 1, 2, 0, 1, 2))
         .max(cross!(0, 1, 2, 1, 2, 0))
         .max(cross!(0, 1, 2, 2, 0, 1))
@@ -192,7 +198,7 @@ fn keep<L: Lanes>(r: &[L; 9], t: &[L; 3], ha: &[L; 3], g: &[L; 3]) -> u32 {
         .max(cross!(2, 0, 1, 1, 2, 0))
         .max(cross!(2, 0, 1, 2, 0, 1));
     // NaN anywhere makes the pad or the gaps NaN, and a NaN comparison keeps the pair.
-    gap.not_gt(pad)
+    gap.not_gt(pad) & used
 }
 
 /// `Aᵀ d` (`axes[3 i + c]`), `d` rounded to f32 first.
@@ -284,7 +290,7 @@ fn slots_of_b_lanes<L: Lanes>(a: &BoxA, n: &WideObbNode, map: &LocalMap) -> u32 
         L::splat(a.half[1]),
         L::splat(a.half[2]),
     ];
-    keep(&r, &tv, &ha, &g) & n.used()
+    keep(&r, &tv, &ha, &g, n.used())
 }
 
 /// Bits of the slots of `n` (boxes of A) that `b` may overlap.
@@ -304,7 +310,7 @@ fn slots_of_a_lanes<L: Lanes>(n: &WideObbNode, b: &BoxB) -> u32 {
         L::load(&n.half[2]),
     ];
     let g = [L::splat(b.g[0]), L::splat(b.g[1]), L::splat(b.g[2])];
-    keep(&r, &tv, &ha, &g) & n.used()
+    keep(&r, &tv, &ha, &g, n.used())
 }
 
 /// `$lanes` on AVX registers in a clone compiled for AVX2 when the CPU has it, else on the
