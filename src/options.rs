@@ -5,7 +5,8 @@ use gprox_bvh::coons::CoonsOptions;
 /// The tree of a mesh model's collision queries on the CPU.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum CollisionTree {
-    /// Picked per query by what the context saw last: the OBB tree (built on first need) to
+    /// Picked per query by what the context saw last: the OBB tree (as [`Self::Obb`], built on
+    /// first need) to
     /// prove a pair of rigid models apart again once the context's last query of that kind
     /// found them apart — tight volumes prune a separation proof early — and the LBVH
     /// otherwise: for pairs in contact (cheap box tests, the early-out child order), for new
@@ -16,7 +17,9 @@ pub enum CollisionTree {
     /// deforming models and of every device query.
     Aabb,
     /// Oriented boxes: tighter around rotated or thin parts, slower to build (rebuilt after
-    /// each deformation). Device queries keep the LBVH; pair sets are the same either way.
+    /// each deformation), eight to a node and tested eight at a time in SIMD lanes
+    /// ([`gprox_bvh::wide_obb::WideObbTree`]). Device queries keep the LBVH; pair sets are the
+    /// same either way.
     Obb,
 }
 
