@@ -100,16 +100,59 @@ struct Sink<'s> {
 
 /// One query over two posed trees.
 struct Traversal<'q, V, TA, TB> {
-    ma: &'q TriMesh,
-    mb: &'q TriMesh,
+    faces: Faces<'q>,
     ta: &'q TA,
     tb: &'q TB,
+    map: Mapping,
+    _v: std::marker::PhantomData<fn() -> V>,
+}
+
+/// The leaf side of a query: both meshes posed, and the exact test of two of their faces.
+struct Faces<'q> {
+    ma: &'q TriMesh,
+    mb: &'q TriMesh,
     pa: Pose64,
     pb: Pose64,
-    map: Mapping,
     margin: f64,
     tri_pad: f64,
-    _v: std::marker::PhantomData<fn() -> V>,
+}
+
+impl<'q> Faces<'q> {
+    fn new(
+        (ma, pa): (&'q TriMesh, &Pose64),
+        (mb, pb): (&'q TriMesh, &Pose64),
+        opts: &CollideOptions,
+        s: &Setup,
+    ) -> Self {
+        Self {
+            ma,
+            mb,
+            pa: *pa,
+            pb: *pb,
+            margin: opts.margin,
+            tri_pad: s.tri_pad,
+        }
+    }
+
+    /// The exact test of face `fa` of A against face `fb` of B on their world triangles: the
+    /// pair if they touch (or lie within the margin), an error for a face out of range.
+    fn touch(&self, fa: u32, fb: u32) -> Result<Option<[u32; 2]>, CollideError> {
+        if fa as usize >= self.ma.face_count() {
+            return Err(CollideError::FaceOutOfRange {
+                side: Side::A,
+                face: fa,
+            });
+        }
+        if fb as usize >= self.mb.face_count() {
+            return Err(CollideError::FaceOutOfRange {
+                side: Side::B,
+                face: fb,
+            });
+        }
+        let x = transform_triangle(&self.pa, self.ma.triangle(fa as usize));
+        let y = transform_triangle(&self.pb, self.mb.triangle(fb as usize));
+        Ok(triangles_touch(&x, &y, self.margin, self.tri_pad).then_some([fa, fb]))
+    }
 }
 
 impl<V, TA, TB> Traversal<'_, V, TA, TB>
@@ -207,38 +250,8 @@ where
     fn leaf_pair(&self, p: [u32; 2]) -> Result<Option<[u32; 2]>, CollideError> {
         let fa = self.ta.links(p[0] as usize).0;
         let fb = self.tb.links(p[1] as usize).0;
-        faces_touch(
-            (self.ma, &self.pa, fa),
-            (self.mb, &self.pb, fb),
-            self.margin,
-            self.tri_pad,
-        )
+        self.faces.touch(fa, fb)
     }
-}
-
-/// The exact test of face `fa` of A against face `fb` of B on their world triangles: the pair
-/// if they touch (or lie within `margin`), an error for a face out of range.
-fn faces_touch(
-    (ma, pa, fa): (&TriMesh, &Pose64, u32),
-    (mb, pb, fb): (&TriMesh, &Pose64, u32),
-    margin: f64,
-    tri_pad: f64,
-) -> Result<Option<[u32; 2]>, CollideError> {
-    if fa as usize >= ma.face_count() {
-        return Err(CollideError::FaceOutOfRange {
-            side: Side::A,
-            face: fa,
-        });
-    }
-    if fb as usize >= mb.face_count() {
-        return Err(CollideError::FaceOutOfRange {
-            side: Side::B,
-            face: fb,
-        });
-    }
-    let x = transform_triangle(pa, ma.triangle(fa as usize));
-    let y = transform_triangle(pb, mb.triangle(fb as usize));
-    Ok(triangles_touch(&x, &y, margin, tri_pad).then_some([fa, fb]))
 }
 
 /// A simultaneous traversal of two trees, for [`drive`]: pairs of nodes, expanded into the
@@ -380,10 +393,9 @@ struct Setup {
 
 /// Checks the input and the hint: `Err` carries the answer when the hint's pair touches (an
 /// early-out query then stops there).
-#[allow(clippy::too_many_arguments)]
 fn setup<V, TA, TB>(
-    (ma, ta, pa): (&TriMesh, &TA, &Pose64),
-    (mb, tb, pb): (&TriMesh, &TB, &Pose64),
+    (ma, ta, pa): Posed<'_, TA>,
+    (mb, tb, pb): Posed<'_, TB>,
     opts: &CollideOptions,
     any: Option<&AtomicBool>,
     hint: Option<[u32; 2]>,
@@ -425,15 +437,13 @@ where
     }))
 }
 
+/// One side of a query: a mesh, its tree and its pose.
+type Posed<'a, T> = (&'a TriMesh, &'a T, &'a Pose64);
+
 /// Runs one query over any pair of node sources with a common volume type.
-#[allow(clippy::too_many_arguments)]
 fn run_query<V, TA, TB>(
-    ma: &TriMesh,
-    ta: &TA,
-    pa: &Pose64,
-    mb: &TriMesh,
-    tb: &TB,
-    pb: &Pose64,
+    a: Posed<'_, TA>,
+    b: Posed<'_, TB>,
     opts: &CollideOptions,
     any: Option<&AtomicBool>,
     hint: Option<[u32; 2]>,
@@ -443,22 +453,16 @@ where
     TA: NodeSource<V>,
     TB: NodeSource<V>,
 {
-    let s = match setup((ma, ta, pa), (mb, tb, pb), opts, any, hint)? {
-        Ok(s) => s,
-        Err(w) => return Ok(vec![w]),
-    };
-    binary(ma, ta, pa, mb, tb, pb, opts, any, s)
+    match setup(a, b, opts, any, hint)? {
+        Ok(s) => binary(a, b, opts, any, s),
+        Err(w) => Ok(vec![w]),
+    }
 }
 
 /// The traversal of two binary trees after [`setup`].
-#[allow(clippy::too_many_arguments)]
 fn binary<V, TA, TB>(
-    ma: &TriMesh,
-    ta: &TA,
-    pa: &Pose64,
-    mb: &TriMesh,
-    tb: &TB,
-    pb: &Pose64,
+    (ma, ta, pa): Posed<'_, TA>,
+    (mb, tb, pb): Posed<'_, TB>,
     opts: &CollideOptions,
     any: Option<&AtomicBool>,
     s: Setup,
@@ -469,15 +473,10 @@ where
     TB: NodeSource<V>,
 {
     let t = Traversal {
-        ma,
-        mb,
+        faces: Faces::new((ma, pa), (mb, pb), opts, &s),
         ta,
         tb,
-        pa: *pa,
-        pb: *pb,
         map: s.map,
-        margin: opts.margin,
-        tri_pad: s.tri_pad,
         _v: std::marker::PhantomData,
     };
     if !t.roots_overlap() {
@@ -495,7 +494,11 @@ pub fn try_collide_all_bv<B: CollisionVolume>(
     opts: &CollideOptions,
 ) -> Result<Vec<[u32; 2]>, CollideError> {
     run_query(
-        a.mesh, a.tree, &a.pose, b.mesh, b.tree, &b.pose, opts, None, None,
+        (a.mesh, a.tree, &a.pose),
+        (b.mesh, b.tree, &b.pose),
+        opts,
+        None,
+        None,
     )
 }
 
@@ -507,12 +510,8 @@ pub fn try_collide_any_bv<B: CollisionVolume>(
 ) -> Result<bool, CollideError> {
     let flag = AtomicBool::new(false);
     run_query(
-        a.mesh,
-        a.tree,
-        &a.pose,
-        b.mesh,
-        b.tree,
-        &b.pose,
+        (a.mesh, a.tree, &a.pose),
+        (b.mesh, b.tree, &b.pose),
         opts,
         Some(&flag),
         None,

@@ -63,7 +63,7 @@ fn run_models(
     let (ma, pa, mb, pb) = (a.mesh, &a.pose, b.mesh, &b.pose);
     let faces = hint.map(|w| w.faces);
     let pairs = match (a.model, b.model) {
-        (W(x), W(y)) => run_wide(ma, x, pa, mb, y, pb, opts, any, faces),
+        (W(x), W(y)) => run_wide((ma, x, pa), (mb, y, pb), opts, any, faces),
         (W(_), _) | (_, W(_)) => {
             let (a, b) = (
                 ModelObject {
@@ -97,9 +97,9 @@ fn run_models(
                 }
             };
         }
-        (Aabb(x), O(y)) => run_query(ma, x, pa, mb, y, pb, opts, any, faces),
-        (O(x), Aabb(y)) => run_query(ma, x, pa, mb, y, pb, opts, any, faces),
-        (O(x), O(y)) => run_query(ma, x, pa, mb, y, pb, opts, any, faces),
+        (Aabb(x), O(y)) => run_query((ma, x, pa), (mb, y, pb), opts, any, faces),
+        (O(x), Aabb(y)) => run_query((ma, x, pa), (mb, y, pb), opts, any, faces),
+        (O(x), O(y)) => run_query((ma, x, pa), (mb, y, pb), opts, any, faces),
     }?;
     let first = pairs.first().map(|&f| Witness::of_faces(f));
     Ok((pairs, first))

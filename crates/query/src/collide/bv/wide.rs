@@ -7,31 +7,26 @@
 //! A slot is named by `node * LANES + slot`; [`ROOT`] names the tree's root box, whose child is
 //! node 0.
 
-use gprox_bvh::wide_obb::{WideObbTree, LANES};
-use gprox_geometry::transform::Pose64;
-use gprox_geometry::TriMesh;
+use gprox_bvh::bv_tree::BvTree;
+use gprox_bvh::obb::Obb;
+use gprox_bvh::wide_obb::{WideObbNode, WideObbTree, LANES};
 
 use std::sync::atomic::AtomicBool;
 
 use super::obb8::{q32_of, slots_of_a, slots_of_b, BoxA, BoxB};
 use super::volume::{LocalMap, Mapping};
-use super::{binary, drive, faces_touch, setup, CollideError, CollideOptions, Walk};
+use super::{binary, drive, setup, CollideError, CollideOptions, Faces, Posed, Walk};
 
 /// The root box of a tree.
 const ROOT: u32 = u32::MAX;
 
 /// One query over two wide OBB trees under an f32-capable local map.
 struct WideWalk<'q> {
-    ma: &'q TriMesh,
-    mb: &'q TriMesh,
+    faces: Faces<'q>,
     ta: &'q WideObbTree,
     tb: &'q WideObbTree,
-    pa: Pose64,
-    pb: Pose64,
     map: LocalMap,
     q32: [f32; 9],
-    margin: f64,
-    tri_pad: f64,
 }
 
 /// What slot `r` of `t` holds: a node index, `LEAF_BIT | face`, or `EMPTY` (never reached).
@@ -71,6 +66,35 @@ impl WideWalk<'_> {
     }
 }
 
+/// Asks the cache for the nodes below the kept slots of `n` (the traversal visits them next).
+#[inline]
+fn prefetch_kept(t: &WideObbTree, n: &WideObbNode, kept: u32) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let mut m = kept;
+        while m != 0 {
+            let s = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let c = n.children[s];
+            if WideObbTree::face(c).is_none() {
+                if let Some(node) = t.nodes().get(c as usize) {
+                    let p = (node as *const WideObbNode).cast::<i8>();
+                    for line in 0..std::mem::size_of::<WideObbNode>() / 64 {
+                        // SAFETY: a prefetch of an address inside `node` (it never faults).
+                        unsafe {
+                            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                                p.add(64 * line),
+                            )
+                        };
+                    }
+                }
+            }
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (t, n, kept);
+}
+
 /// Pushes `pair(s)` for every bit `s` of `kept`, the lowest last (popped first).
 #[inline]
 fn push_kept(kept: u32, out: &mut Vec<[u32; 2]>, pair: impl Fn(u32) -> [u32; 2]) {
@@ -98,10 +122,12 @@ impl Walk for WideWalk<'_> {
         if split_a {
             let n = &self.ta.nodes()[ca as usize];
             let kept = slots_of_a(n, &self.box_b(p[1]));
+            prefetch_kept(self.ta, n, kept);
             push_kept(kept, out, |s| [ca * LANES as u32 + s, p[1]]);
         } else {
             let n = &self.tb.nodes()[cb as usize];
             let kept = slots_of_b(&self.box_a(p[0]), n, &self.map);
+            prefetch_kept(self.tb, n, kept);
             push_kept(kept, out, |s| [p[0], cb * LANES as u32 + s]);
         }
         Ok(true)
@@ -110,12 +136,7 @@ impl Walk for WideWalk<'_> {
     fn leaf(&self, p: [u32; 2]) -> Result<Option<[u32; 2]>, CollideError> {
         let fa = WideObbTree::face(child(self.ta, p[0])).unwrap_or(u32::MAX);
         let fb = WideObbTree::face(child(self.tb, p[1])).unwrap_or(u32::MAX);
-        faces_touch(
-            (self.ma, &self.pa, fa),
-            (self.mb, &self.pb, fb),
-            self.margin,
-            self.tri_pad,
-        )
+        self.faces.touch(fa, fb)
     }
 
     fn budget(&self) -> u64 {
@@ -125,21 +146,22 @@ impl Walk for WideWalk<'_> {
     }
 }
 
+/// The side with its wide tree read as its binary tree.
+fn binary_of<'a>((m, t, p): Posed<'a, WideObbTree>) -> Posed<'a, BvTree<Obb>> {
+    (m, t.tree(), p)
+}
+
 /// One query over two wide OBB trees: the lane traversal when the poses give an f32-capable
 /// local map, else the binary trees' traversal (same pairs either way).
-#[allow(clippy::too_many_arguments)]
 pub(super) fn run_wide(
-    ma: &TriMesh,
-    ta: &WideObbTree,
-    pa: &Pose64,
-    mb: &TriMesh,
-    tb: &WideObbTree,
-    pb: &Pose64,
+    a: Posed<'_, WideObbTree>,
+    b: Posed<'_, WideObbTree>,
     opts: &CollideOptions,
     any: Option<&AtomicBool>,
     hint: Option<[u32; 2]>,
 ) -> Result<Vec<[u32; 2]>, CollideError> {
-    let s = match setup((ma, ta.tree(), pa), (mb, tb.tree(), pb), opts, any, hint)? {
+    let ((ma, ta, pa), (mb, tb, pb)) = (a, b);
+    let s = match setup(binary_of(a), binary_of(b), opts, any, hint)? {
         Ok(s) => s,
         Err(w) => return Ok(vec![w]),
     };
@@ -148,19 +170,14 @@ pub(super) fn run_wide(
         _ => None,
     };
     let Some((map, q32)) = lanes else {
-        return binary(ma, ta.tree(), pa, mb, tb.tree(), pb, opts, any, s);
+        return binary(binary_of(a), binary_of(b), opts, any, s);
     };
     let w = WideWalk {
-        ma,
-        mb,
+        faces: Faces::new((ma, pa), (mb, pb), opts, &s),
         ta,
         tb,
-        pa: *pa,
-        pb: *pb,
         map,
         q32,
-        margin: opts.margin,
-        tri_pad: s.tri_pad,
     };
     drive(&w, [ROOT, ROOT], s.threads, any)
 }
