@@ -9,7 +9,7 @@
 
 use gprox_bvh::bv_tree::BvTree;
 use gprox_bvh::obb::Obb;
-use gprox_bvh::wide_obb::{WideObbTree, LANES};
+use gprox_bvh::wide_obb::{WideObbNode, WideObbTree, LANES};
 
 use std::sync::atomic::AtomicBool;
 
@@ -66,6 +66,35 @@ impl WideWalk<'_> {
     }
 }
 
+/// Asks the cache for the nodes below the kept slots of `n` (the traversal visits them next).
+#[inline]
+fn prefetch_kept(t: &WideObbTree, n: &WideObbNode, kept: u32) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let mut m = kept;
+        while m != 0 {
+            let s = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let c = n.children[s];
+            if WideObbTree::face(c).is_none() {
+                if let Some(node) = t.nodes().get(c as usize) {
+                    let p = (node as *const WideObbNode).cast::<i8>();
+                    for line in 0..std::mem::size_of::<WideObbNode>() / 64 {
+                        // SAFETY: a prefetch of an address inside `node` (it never faults).
+                        unsafe {
+                            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                                p.add(64 * line),
+                            )
+                        };
+                    }
+                }
+            }
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (t, n, kept);
+}
+
 /// Pushes `pair(s)` for every bit `s` of `kept`, the lowest last (popped first).
 #[inline]
 fn push_kept(kept: u32, out: &mut Vec<[u32; 2]>, pair: impl Fn(u32) -> [u32; 2]) {
@@ -93,10 +122,12 @@ impl Walk for WideWalk<'_> {
         if split_a {
             let n = &self.ta.nodes()[ca as usize];
             let kept = slots_of_a(n, &self.box_b(p[1]));
+            prefetch_kept(self.ta, n, kept);
             push_kept(kept, out, |s| [ca * LANES as u32 + s, p[1]]);
         } else {
             let n = &self.tb.nodes()[cb as usize];
             let kept = slots_of_b(&self.box_a(p[0]), n, &self.map);
+            prefetch_kept(self.tb, n, kept);
             push_kept(kept, out, |s| [p[0], cb * LANES as u32 + s]);
         }
         Ok(true)
