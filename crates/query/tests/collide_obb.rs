@@ -408,3 +408,31 @@ fn typed_errors_on_bad_input() {
     };
     assert!(try_collide_all_bv(&a, &b, &CollideOptions::default()).is_err());
 }
+
+/// Single-triangle models (a wide tree of one node with one used slot) and a pose that the
+/// lane test cannot take (a scaled A: the binary trees' world-space comparison) give the
+/// oracle's answer too.
+#[test]
+fn wide_trees_of_one_face_and_scaled_poses() {
+    let tri = TriMesh::new(vec![Vec3::ZERO, Vec3::X, Vec3::Y], vec![[0, 1, 2]]).unwrap();
+    let tree = WideObbTree::build(&tri).unwrap();
+    assert_eq!(tree.nodes().len(), 1);
+    for (x, touching) in [(0.5, true), (1.0, true), (1.0 + 1e-6, false), (3.0, false)] {
+        // B: the triangle turned a quarter about y, its corner at (x, 0, 0).
+        let pose = Affine3A::from_translation(Vec3::new(x, 0.0, 0.0))
+            * Affine3A::from_rotation_y(-std::f32::consts::FRAC_PI_2);
+        let (pa, pb) = (Pose64::IDENTITY, pose64(&pose));
+        let want = oracle::brute_force_pairs(&tri, &pa, &tri, &pb);
+        assert_eq!(!want.is_empty(), touching, "x = {x}");
+        assert_eq!(wide_pairs(&tri, &pa, &tri, &pb, 0.0), want, "x = {x}");
+        // A stretched along y (not a rotation: world-space comparison on the binary trees).
+        let scaled = pose64(&Affine3A::from_scale(Vec3::new(1.0, 2.0, 1.0)));
+        let want = oracle::brute_force_pairs(&tri, &scaled, &tri, &pb);
+        assert_eq!(!want.is_empty(), touching, "x = {x}, scaled");
+        assert_eq!(
+            wide_pairs(&tri, &scaled, &tri, &pb, 0.0),
+            want,
+            "x = {x}, scaled"
+        );
+    }
+}
