@@ -1,18 +1,20 @@
 //! The f32 15-axis OBB test of [`super::obb32`] in eight lanes: one box against the eight slot
-//! boxes of a [`WideObbNode`], all fifteen axes of every lane without a branch, written once
-//! over the lane arithmetic of [`lanes`]: AVX registers in a clone compiled for AVX2 when the CPU
-//! has it (chosen at run time), the portable `wide` lanes otherwise — no fused multiply–add
-//! either way, so both give the same bits.
+//! boxes of a [`WideObbNode`], the axes of all lanes at once (one branch: the cross axes are
+//! skipped when a face axis separates every used lane), written once over the lane arithmetic of
+//! [`lanes`]: AVX registers in a clone compiled for AVX2 when the CPU has it (chosen at run
+//! time), the portable `wide` lanes otherwise — no fused multiply–add either way, so both give
+//! the same bits.
 //!
 //! Each lane evaluates the quantities of [`super::obb32::overlaps`] with the same pad, so its
-//! rounding bound carries over, with three differences that only enlarge what is kept:
+//! rounding bound carries over (every gap is certified on its own), with three differences,
+//! none of which lets a pair the exact test keeps be rejected:
 //! * half-extents come rounded *up* to f32 ([`gprox_bvh::wide_obb::lanes_of`]): the lane boxes
 //!   contain the fitted ones, and B's growth `g` is computed in f64 from those as there;
 //! * when B's slots are the lanes, `R = (Aᵀ q) B` instead of `Aᵀ (q B)`: two 3×3 products of
 //!   f32 matrices either way, each adding `γ₃` relative to the entries of `|Aᵀ| |q| |B|`, which
 //!   are at most `√3` in any order;
-//! * the cross axes are evaluated even when a face axis already separates (branch-free lanes;
-//!   a scalar early exit saved 5 % in `obb32`, eight lanes at once save far more).
+//! * a lane's cross axes are evaluated even when a face axis already separates it (unless every
+//!   used lane is separated so): more certified gaps, the same verdicts.
 
 use glam::DVec3;
 use gprox_bvh::obb::Obb;
@@ -38,8 +40,8 @@ pub(super) struct BoxA {
 }
 
 impl BoxA {
-    /// The box with centre `center`, f32 axes `axes` and half-extents `half` under `map`
-    /// (`map.q32` must be set).
+    /// The box with centre `center`, f32 axes `axes` and half-extents `half`, for the map whose
+    /// f32 rotation is `q32` ([`q32_of`]).
     #[inline]
     pub(super) fn new(center: DVec3, axes: [f32; 9], half: [f32; 3], q32: &[f32; 9]) -> Self {
         let aq = std::array::from_fn(|ik| {

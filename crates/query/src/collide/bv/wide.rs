@@ -7,11 +7,11 @@
 //! A slot is named by `node * LANES + slot`; [`ROOT`] names the tree's root box, whose child is
 //! node 0.
 
+use std::sync::atomic::AtomicBool;
+
 use gprox_bvh::bv_tree::BvTree;
 use gprox_bvh::obb::Obb;
 use gprox_bvh::wide_obb::{WideObbNode, WideObbTree, LANES};
-
-use std::sync::atomic::AtomicBool;
 
 use super::obb8::{q32_of, slots_of_a, slots_of_b, BoxA, BoxB};
 use super::volume::{LocalMap, Mapping};
