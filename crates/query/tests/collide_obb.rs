@@ -61,16 +61,8 @@ fn check_all(ma: &TriMesh, pa: &Pose64, mb: &TriMesh, pb: &Pose64) {
     assert_eq!(bv_pairs::<Rss>(ma, pa, mb, pb, 0.0), want, "rss");
     assert_eq!(bv_pairs::<Sphere>(ma, pa, mb, pb, 0.0), want, "sphere");
     let (aabb_a, obb_b) = (lbvh::build(ma), BvTree::<Obb>::build_with(mb, Split::World));
-    let a = ModelObject {
-        mesh: ma,
-        model: CollisionModel::Aabb(&aabb_a),
-        pose: *pa,
-    };
-    let b = ModelObject {
-        mesh: mb,
-        model: CollisionModel::Obb(&obb_b),
-        pose: *pb,
-    };
+    let a = object(ma, CollisionModel::Aabb(&aabb_a), pa);
+    let b = object(mb, CollisionModel::Obb(&obb_b), pb);
     let opts = CollideOptions::default();
     assert_eq!(collide_all_models(&a, &b, &opts), want, "aabb x obb");
     let mut swapped: Vec<[u32; 2]> = want.iter().map(|p| [p[1], p[0]]).collect();
@@ -89,22 +81,23 @@ fn check_all(ma: &TriMesh, pa: &Pose64, mb: &TriMesh, pb: &Pose64) {
     assert_eq!(collide_all_models(&w, &a, &opts), swapped, "wide x aabb");
 }
 
+/// A mesh with the tree of its choice at a pose.
+fn object<'a>(mesh: &'a TriMesh, model: CollisionModel<'a>, pose: &Pose64) -> ModelObject<'a> {
+    ModelObject {
+        mesh,
+        model,
+        pose: *pose,
+    }
+}
+
 /// Pairs from two wide OBB trees (the lane traversal), checking the early-out query agrees.
 fn wide_pairs(ma: &TriMesh, pa: &Pose64, mb: &TriMesh, pb: &Pose64, margin: f64) -> Vec<[u32; 2]> {
     let (ta, tb) = (
         WideObbTree::build(ma).unwrap(),
         WideObbTree::build(mb).unwrap(),
     );
-    let a = ModelObject {
-        mesh: ma,
-        model: CollisionModel::WideObb(&ta),
-        pose: *pa,
-    };
-    let b = ModelObject {
-        mesh: mb,
-        model: CollisionModel::WideObb(&tb),
-        pose: *pb,
-    };
+    let a = object(ma, CollisionModel::WideObb(&ta), pa);
+    let b = object(mb, CollisionModel::WideObb(&tb), pb);
     let opts = CollideOptions { margin };
     let pairs = collide_all_models(&a, &b, &opts);
     assert_eq!(collide_any_models(&a, &b, &opts), !pairs.is_empty());
@@ -312,16 +305,8 @@ fn two_tori_obb_equals_aabb_and_reference() {
         let b = BvCollisionObject::new(mb, &ob, pb).unwrap();
         let got = collide_all_bv(&a, &b, &opts);
         assert_eq!(got, want, "frame {f}");
-        let wide = ModelObject {
-            mesh: mb,
-            model: CollisionModel::WideObb(&wb),
-            pose: pb,
-        };
-        let wide_a = ModelObject {
-            mesh: ma,
-            model: CollisionModel::WideObb(&wa),
-            pose: pa,
-        };
+        let wide = object(mb, CollisionModel::WideObb(&wb), &pb);
+        let wide_a = object(ma, CollisionModel::WideObb(&wa), &pa);
         assert_eq!(
             collide_all_models(&wide_a, &wide, &opts),
             want,
