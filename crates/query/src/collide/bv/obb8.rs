@@ -18,7 +18,7 @@
 
 use glam::DVec3;
 use gprox_bvh::obb::Obb;
-use gprox_bvh::wide_obb::{lanes_of, WideObbNode, LANES};
+use gprox_bvh::wide_obb::{lanes_of, slot_center, WideObbNode, LANES};
 use wide::f32x8;
 
 mod lanes;
@@ -123,7 +123,7 @@ pub(super) fn q32_of(map: &LocalMap) -> Option<[f32; 9]> {
 #[inline(always)]
 fn slot_parts(n: &WideObbNode, s: usize) -> (DVec3, [f32; 9], [f32; 3]) {
     (
-        DVec3::new(n.center[0][s], n.center[1][s], n.center[2][s]),
+        slot_center(n, s),
         std::array::from_fn(|k| n.axes[k][s]),
         std::array::from_fn(|i| n.half[i][s]),
     )
