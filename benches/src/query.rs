@@ -2,12 +2,12 @@
 //! and the `gprox-peer` external mode, so both run exactly the same code).
 
 use anyhow::{Context as _, Result};
-use gprox::bvh::{bv_tree::BvTree, rss::Rss};
+use gprox::bvh::wide_rss::WideRssTree;
 use gprox::geometry::scene::{QueryKind, Scene};
 use gprox::query::broad_phase::try_collide_many_any;
 use gprox::query::ccd::{ccd_self_with_bvh, CcdOptions};
 use gprox::query::collide::{CollideOptions, CollisionObject};
-use gprox::query::distance::{distance, DistanceObject, DistanceOptions, DistanceResult};
+use gprox::query::distance::{distance_wide, DistanceOptions, DistanceResult, WideDistanceObject};
 use gprox::query::penetration::penetration;
 use gprox::query::self_collide::{self_collide_cached, SelfCullCache, Topology};
 use gprox::{Context, Model};
@@ -25,7 +25,7 @@ pub(crate) fn distance_frame(
     target: &Target,
     f: usize,
     meshes: &[gprox::geometry::TriMesh],
-    trees: &[BvTree<Rss>],
+    trees: &[WideRssTree],
     slot_of: &dyn Fn(usize) -> Result<usize>,
 ) -> Result<(FrameRecord, u64)> {
     let &[a, b] = target
@@ -33,17 +33,17 @@ pub(crate) fn distance_frame(
         .first()
         .context("distance target without a pair")?;
     let (sa, sb) = (slot_of(a)?, slot_of(b)?);
-    let oa = DistanceObject {
+    let oa = WideDistanceObject {
         mesh: &meshes[sa],
         tree: &trees[sa],
         pose: scene.pose64(f, a),
     };
-    let ob = DistanceObject {
+    let ob = WideDistanceObject {
         mesh: &meshes[sb],
         tree: &trees[sb],
         pose: scene.pose64(f, b),
     };
-    let r = distance(&oa, &ob, &DistanceOptions::default())?;
+    let r = distance_wide(&oa, &ob, &DistanceOptions::default())?;
     Ok((distance_record(f, &r), r.distance.to_bits()))
 }
 

@@ -4,7 +4,7 @@
 use std::time::Instant;
 
 use anyhow::{Context as _, Result};
-use gprox::bvh::{bv_tree::BvTree, rss::Rss};
+use gprox::bvh::wide_rss::WideRssTree;
 use gprox::geometry::scene::{Motion, QueryKind, QueryTargets, Scene};
 use gprox::query::collide::CollideOptions;
 use gprox::{Context, Model};
@@ -251,8 +251,8 @@ pub fn run_target(
     let mut build_ms = Vec::with_capacity(repeats);
     let mut models: Vec<Model> = Vec::new();
     let mut topology = None;
-    let mut trees: Vec<BvTree<Rss>> = Vec::new();
-    // Distance on the CPU runs on RSS trees built here (timed as the build); device backends go
+    let mut trees: Vec<WideRssTree> = Vec::new();
+    // Distance on the CPU runs on eight-wide RSS trees built here (timed as the build); device backends go
     // through `Context::distance`, whose models keep their own distance trees.
     let is_distance = target.kind == QueryKind::Distance && ctx.backend() == gprox::Backend::Cpu;
     if is_distance {
@@ -268,7 +268,10 @@ pub fn run_target(
         let t = Instant::now();
         if is_distance {
             // Distance runs on RSS trees (gprox_query::distance), not on the LBVH.
-            trees = input.iter().map(BvTree::<Rss>::build).collect();
+            trees = input
+                .iter()
+                .map(WideRssTree::build)
+                .collect::<Result<_, _>>()?;
         } else {
             models = input
                 .into_iter()

@@ -8,12 +8,14 @@ use std::sync::{Arc, Mutex, OnceLock};
 use glam::Vec3;
 use gprox_bvh::coons::{CoonsBvh, CoonsOptions};
 use gprox_bvh::wide_obb::WideObbTree;
-use gprox_bvh::{bv_tree::BvTree, lbvh, refit, refit_plan::MeshRefitPlan, rss::Rss, Bvh};
+use gprox_bvh::wide_rss::WideRssTree;
+use gprox_bvh::{lbvh, refit, refit_plan::MeshRefitPlan, Bvh};
 use gprox_cuda::distance::ResidentDistanceMesh;
 use gprox_geometry::freeform::{FreeformModel, NurbsSurface};
 use gprox_geometry::TriMesh;
 use gprox_query::broad_phase::TreeShape;
 use gprox_query::collide::CollideError;
+use gprox_query::distance::DistanceError;
 use gprox_query::self_collide::Topology;
 
 use crate::options::{CollisionTree, ModelOptions};
@@ -91,7 +93,7 @@ pub struct Model {
     /// The device copy (one device at a time).
     resident: Mutex<Option<Resident>>,
     /// The RSS tree of distance queries, built on first use, with the version it was built at.
-    distance_tree: Mutex<Option<(u64, Arc<BvTree<Rss>>)>>,
+    distance_tree: Mutex<Option<(u64, Arc<WideRssTree>)>>,
     /// The distance query's device copy (wide RSS tree and mesh): device, version, copy.
     resident_distance: Mutex<Option<(u64, u64, Arc<ResidentDistanceMesh>)>>,
     /// Adjacency of the faces (self-collision and CCD), made on first use.
@@ -404,17 +406,17 @@ impl Model {
         Ok(shape.as_ref().map_err(Clone::clone)?)
     }
 
-    /// The RSS tree of distance queries over the current positions: built on first use and
-    /// rebuilt after the positions moved (distance needs tight oriented volumes, which a refit
-    /// of the LBVH's boxes does not give).
-    pub(crate) fn distance_tree(&self) -> Arc<BvTree<Rss>> {
+    /// The RSS tree of distance queries over the current positions, in eight-wide lanes with
+    /// its binary tree: built on first use and rebuilt after the positions moved (distance needs
+    /// tight oriented volumes, which a refit of the LBVH's boxes does not give).
+    pub(crate) fn distance_tree(&self) -> Result<Arc<WideRssTree>, Error> {
         let mut slot = self.distance_tree.lock().unwrap_or_else(|e| e.into_inner());
         match slot.as_ref() {
-            Some((v, t)) if *v == self.version => t.clone(),
+            Some((v, t)) if *v == self.version => Ok(t.clone()),
             _ => {
-                let t = Arc::new(BvTree::<Rss>::build(&self.mesh));
+                let t = Arc::new(WideRssTree::build(&self.mesh).map_err(DistanceError::from)?);
                 *slot = Some((self.version, t.clone()));
-                t
+                Ok(t)
             }
         }
     }

@@ -64,8 +64,8 @@ impl Model {
                 return Ok(r.clone());
             }
         }
-        let tree = self.distance_tree();
-        let r = Arc::new(ResidentDistanceMesh::new(device, &self.mesh, &tree)?);
+        let tree = self.distance_tree()?;
+        let r = Arc::new(ResidentDistanceMesh::new(device, &self.mesh, tree.tree())?);
         *slot = Some((device.id(), self.version, r.clone()));
         Ok(r)
     }

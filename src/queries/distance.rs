@@ -3,7 +3,9 @@
 use glam::Affine3A;
 use gprox_geometry::transform::Pose64;
 use gprox_query::collide::Witness;
-use gprox_query::distance::{distance_from, DistanceObject, DistanceOptions, DistanceResult};
+use gprox_query::distance::{
+    distance_wide_from, DistanceOptions, DistanceResult, WideDistanceObject,
+};
 
 use super::meshes;
 use crate::witness::Kind;
@@ -13,7 +15,7 @@ impl Context {
     /// The separation distance between `a` (placed by `pose_a`) and `b` (by `pose_b`), with
     /// the closest points, their faces and certified bounds `lower ≤ d ≤ upper` within the
     /// options' tolerance (or only "below the threshold?" with `opts.threshold`). Each model
-    /// keeps an RSS tree for distance (and on a device its 8-wide copy), built on first use and
+    /// keeps an RSS tree for distance in eight-wide lanes (and on a device an 8-wide copy), built on first use and
     /// rebuilt after its positions moved, so a deformed model is never measured with a stale
     /// tree. Distances and bounds are the same on every backend; where several triangle pairs
     /// tie at the minimum, the reported pair may differ.
@@ -39,13 +41,13 @@ impl Context {
         let (pa, pb) = (Pose64::from_affine(pose_a), Pose64::from_affine(pose_b));
         match &self.device {
             None => {
-                let (ta, tb) = (a.distance_tree(), b.distance_tree());
-                let oa = DistanceObject {
+                let (ta, tb) = (a.distance_tree()?, b.distance_tree()?);
+                let oa = WideDistanceObject {
                     mesh: a.mesh(),
                     tree: &ta,
                     pose: pa,
                 };
-                let ob = DistanceObject {
+                let ob = WideDistanceObject {
                     mesh: b.mesh(),
                     tree: &tb,
                     pose: pb,
@@ -53,7 +55,7 @@ impl Context {
                 // The closest pair of this model pair's last query gives the first upper
                 // bound (`crate::witness`).
                 let hint = self.witnesses.get(Kind::Distance, a, b).map(|w| w.faces);
-                let r = distance_from(&oa, &ob, opts, hint)?;
+                let r = distance_wide_from(&oa, &ob, opts, hint)?;
                 self.witnesses.set(
                     Kind::Distance,
                     a,

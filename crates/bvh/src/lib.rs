@@ -9,6 +9,7 @@ mod alloc;
 pub mod bounding_volume;
 pub mod bv_tree;
 pub mod coons;
+pub mod lane_tree;
 pub mod lbvh;
 pub mod morton;
 pub mod node;
@@ -25,6 +26,7 @@ pub mod swept;
 mod topdown;
 pub mod wide;
 pub mod wide_obb;
+pub mod wide_rss;
 
 pub use aabb::Aabb;
 pub use node::{Bvh, BvhNode, LEAF};

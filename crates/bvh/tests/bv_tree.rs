@@ -4,11 +4,13 @@
 use glam::{DVec3, Vec3};
 use gprox_bvh::bounding_volume::BoundingVolume;
 use gprox_bvh::bv_tree::{BvTree, Split};
+use gprox_bvh::lane_tree::{LaneNode, LaneTree};
 use gprox_bvh::obb::Obb;
 use gprox_bvh::rss::Rss;
 use gprox_bvh::sphere::Sphere;
 use gprox_bvh::wide::{Wide4Node, Wide8Node, WideError, WideNode, WideTree, EMPTY, LEAF_BIT};
 use gprox_bvh::wide_obb::{slot_center, WideObbTree};
+use gprox_bvh::wide_rss::{slot, WideRssTree};
 use gprox_bvh::LEAF;
 use gprox_geometry::TriMesh;
 use proptest::prelude::*;
@@ -145,15 +147,19 @@ fn big_mesh(k: usize, amp: f32) -> TriMesh {
     TriMesh::new(pos, faces).expect("valid")
 }
 
-/// Every face below a slot of a wide OBB tree lies in that slot's lane box (centre, f32 axes,
-/// half-extents rounded up, to the axes' f32 rounding), once.
-fn check_wide_obb(mesh: &TriMesh) -> Result<(), TestCaseError> {
-    let w = WideObbTree::build(mesh).expect("collapses");
+/// Walks a tree in lanes: every face is below exactly one used slot chain, the used bits match
+/// the links, and `check(node, slot, point)` holds for every vertex of every face and every slot
+/// above it.
+fn walk_lanes<N: LaneNode>(
+    t: &LaneTree<N>,
+    mesh: &TriMesh,
+    check: impl Fn(&N, usize, DVec3) -> bool,
+) -> Result<(), TestCaseError> {
     let mut seen = vec![0u32; mesh.face_count()];
     let mut stack: Vec<(usize, Vec<(usize, usize)>)> = vec![(0, Vec::new())];
     while let Some((k, above)) = stack.pop() {
-        let n = &w.nodes()[k];
-        for (s, &c) in n.children.iter().enumerate() {
+        let n = &t.nodes()[k];
+        for (s, &c) in n.children().iter().enumerate() {
             if c == EMPTY {
                 prop_assert_eq!(n.used() >> s & 1, 0);
                 continue;
@@ -161,25 +167,19 @@ fn check_wide_obb(mesh: &TriMesh) -> Result<(), TestCaseError> {
             prop_assert_eq!(n.used() >> s & 1, 1);
             let mut chain = above.clone();
             chain.push((k, s));
-            let Some(f) = WideObbTree::face(c) else {
+            let Some(f) = LaneTree::<N>::face(c) else {
                 stack.push((c as usize, chain));
                 continue;
             };
             seen[f as usize] += 1;
             for p in mesh.triangle(f as usize) {
-                let p = p.as_dvec3();
                 for &(k, s) in &chain {
-                    let n = &w.nodes()[k];
-                    let d = p - slot_center(n, s);
-                    for i in 0..3 {
-                        let axis = DVec3::new(
-                            f64::from(n.axes[3 * i][s]),
-                            f64::from(n.axes[3 * i + 1][s]),
-                            f64::from(n.axes[3 * i + 2][s]),
-                        );
-                        let tol = 1e-6 * (1.0 + d.length());
-                        prop_assert!(axis.dot(d).abs() <= f64::from(n.half[i][s]) + tol);
-                    }
+                    prop_assert!(
+                        check(&t.nodes()[k], s, p.as_dvec3()),
+                        "node {} slot {}",
+                        k,
+                        s
+                    );
                 }
             }
         }
@@ -188,12 +188,43 @@ fn check_wide_obb(mesh: &TriMesh) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// Every face below a slot of a wide OBB tree lies in that slot's lane box (centre, f32 axes,
+/// half-extents rounded up, to the axes' f32 rounding), once.
+fn check_wide_obb(mesh: &TriMesh) -> Result<(), TestCaseError> {
+    let w = WideObbTree::build(mesh).expect("collapses");
+    walk_lanes(&w, mesh, |n, s, p| {
+        let d = p - slot_center(n, s);
+        (0..3).all(|i| {
+            let axis = DVec3::new(
+                f64::from(n.axes[3 * i][s]),
+                f64::from(n.axes[3 * i + 1][s]),
+                f64::from(n.axes[3 * i + 2][s]),
+            );
+            let tol = 1e-6 * (1.0 + d.length());
+            axis.dot(d).abs() <= f64::from(n.half[i][s]) + tol
+        })
+    })
+}
+
+/// Every face below a slot of a wide RSS tree lies in that slot's volume, once.
+fn check_wide_rss(mesh: &TriMesh) -> Result<(), TestCaseError> {
+    let w = WideRssTree::build(mesh).expect("collapses");
+    walk_lanes(&w, mesh, |n, s, p| {
+        slot(n, s).contains_point(p, 1e-9 * (1.0 + p.abs().max_element()))
+    })
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
     #[test]
     fn wide_obb_lanes_contain_every_face(m in mesh()) {
         check_wide_obb(&m)?;
+    }
+
+    #[test]
+    fn wide_rss_lanes_contain_every_face(m in mesh()) {
+        check_wide_rss(&m)?;
     }
 
     #[test]
@@ -219,6 +250,7 @@ proptest! {
         check_wide::<Rss, Wide8Node>(&t, &m)?;
         // The default build: parallel oriented codes, nodes over both corner levels.
         check_tree(&BvTree::<Rss>::build(&m), &m)?;
+        check_wide_rss(&m)?;
     }
 }
 

@@ -1,11 +1,15 @@
-//! The two-lane RSS bound of the distance query (`rss_pair::lower_bounds_mapped`): bit for bit
-//! the scalar bound of the mapped volume, below the distance of any two sampled points of the
+//! The two-lane RSS bound of the distance query (`rss_pair::lower_bounds_mapped`) and the
+//! eight-lane one of the wide query (`wide_rss::bounds`): bit for bit the scalar bound of the
+//! mapped volume, below the distance of any two sampled points of the
 //! volumes and below the exact rectangle distance, and 0 for volumes built to share a point.
 
 use glam::{DMat3, DQuat, DVec2, DVec3};
 use gprox_bvh::bounding_volume::BoundingVolume;
+use gprox_bvh::lane_tree::LaneNode;
 use gprox_bvh::rss::Rss;
 use gprox_bvh::rss_pair::lower_bounds_mapped;
+use gprox_bvh::wide::EMPTY;
+use gprox_bvh::wide_rss::{bounds, bounds_portable, slot, WideRssNode};
 use proptest::prelude::*;
 
 fn unit() -> impl Strategy<Value = DVec3> {
@@ -111,5 +115,38 @@ proptest! {
         let b = Rss { center: q.transpose() * (img_center - t), ..b };
         let got = lower_bounds_mapped([(&a, &b), (&a, &b)], &q, t, grow);
         prop_assert_eq!(got, [0.0, 0.0]);
+    }
+}
+
+/// A node of eight volumes (the first `used` slots linked, the rest empty).
+fn node_of(vols: &[Rss; 8], used: usize) -> WideRssNode {
+    let children = std::array::from_fn(|s| if s < used { s as u32 } else { EMPTY });
+    let mut n = WideRssNode::with_children(children);
+    for (s, v) in vols.iter().enumerate() {
+        n.set_slot(s, v);
+    }
+    n
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// The eight-lane bound equals the scalar bound of each slot, bit for bit, on the dispatched
+    /// (AVX2 where the CPU has it) and the portable lanes; slots read back as written.
+    #[test]
+    fn wide_bounds_bit_identical(vols in prop::array::uniform8(rss()), o in rss(), m in map(), near in 0usize..8, used in 1usize..=8) {
+        let (q, t, grow) = m;
+        let mut vols = vols;
+        // One slot near the other volume (the axes' gaps decide there, not the centre line).
+        vols[near].center = o.center + DVec3::new(1e-3, 0.0, 0.0) * o.size();
+        let o = o.transform_rigid(&q, t, grow);
+        let n = node_of(&vols, used);
+        let got = bounds(&n, &o);
+        prop_assert_eq!(got.map(f64::to_bits), bounds_portable(&n, &o).map(f64::to_bits));
+        for (s, v) in vols.iter().enumerate() {
+            prop_assert_eq!(slot(&n, s), *v);
+            prop_assert_eq!(got[s].to_bits(), v.distance_lower_bound(&o).to_bits(), "slot {}", s);
+        }
+        prop_assert_eq!(n.used(), (1u32 << used) - 1);
     }
 }

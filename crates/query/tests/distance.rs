@@ -1,17 +1,20 @@
 //! Mesh–mesh distance against brute force over all triangle pairs (in the same f64 world
-//! coordinates), tolerance and threshold semantics, degenerate input, and the benchmark scenes'
-//! reference distances (skipped when ../shared is absent).
+//! coordinates), on binary trees of several volumes and on eight-wide RSS trees (which must give
+//! the binary RSS search's distance bit for bit), tolerance and threshold semantics, degenerate
+//! input, and the benchmark scenes' reference distances (skipped when ../shared is absent).
 
 use glam::{Affine3A, Mat3, Quat, Vec3};
 use gprox_bvh::bv_tree::BvTree;
 use gprox_bvh::obb::Obb;
 use gprox_bvh::rss::Rss;
 use gprox_bvh::sphere::Sphere;
+use gprox_bvh::wide_rss::WideRssTree;
 use gprox_geometry::transform::{transform_triangle, Pose64};
 use gprox_geometry::tri_distance::{point_triangle_distance, triangle_distance};
 use gprox_geometry::TriMesh;
 use gprox_query::distance::{
-    distance, distance_below, distance_from, DistanceObject, DistanceOptions,
+    distance, distance_below, distance_from, distance_wide, distance_wide_from, DistanceObject,
+    DistanceOptions, DistanceResult, WideDistanceObject,
 };
 use proptest::prelude::*;
 
@@ -54,6 +57,85 @@ fn pose() -> impl Strategy<Value = Pose64> {
             let r = Mat3::from_quat(Quat::from_xyzw(q[0], q[1], q[2], q[3] + 1.2).normalize());
             Pose64::from_affine(&Affine3A::from_mat3_translation(r, Vec3::from_array(t)))
         })
+}
+
+/// A pose with a linear part that is not a rotation: scaled by `s` and sheared by `k`.
+fn affine_pose() -> impl Strategy<Value = Pose64> {
+    (pose(), 0.5f64..2.0, -0.3f64..0.3).prop_map(|(p, s, k)| {
+        let mut p = p;
+        for row in &mut p.rows {
+            let x0 = row[0];
+            for v in row.iter_mut().take(3) {
+                *v *= s;
+            }
+            row[1] += k * x0;
+        }
+        p
+    })
+}
+
+/// The wide search on the two meshes, checked against the brute-force minimum and against the
+/// binary RSS search (the same distance, bit for bit, and consistent witnesses).
+fn check_wide(
+    ma: &TriMesh,
+    pa: Pose64,
+    mb: &TriMesh,
+    pb: Pose64,
+    opts: &DistanceOptions,
+    hint: Option<[u32; 2]>,
+) -> Result<DistanceResult, TestCaseError> {
+    let (ta, tb) = (
+        WideRssTree::build(ma).expect("collapses"),
+        WideRssTree::build(mb).expect("collapses"),
+    );
+    let a = WideDistanceObject {
+        mesh: ma,
+        tree: &ta,
+        pose: pa,
+    };
+    let b = WideDistanceObject {
+        mesh: mb,
+        tree: &tb,
+        pose: pb,
+    };
+    let r = if hint.is_some() {
+        distance_wide_from(&a, &b, opts, hint)
+    } else {
+        distance_wide(&a, &b, opts)
+    }
+    .expect("valid trees");
+    let bin = distance_from(&a.binary(), &b.binary(), opts, hint).expect("valid trees");
+    let exact = brute(ma, &pa, mb, &pb);
+    prop_assert!(r.lower <= r.distance && r.distance <= r.upper);
+    let slack = 1e-12 * (1.0 + exact);
+    prop_assert!(
+        r.lower <= exact + slack && exact <= r.upper + slack,
+        "{} <= {exact} <= {}",
+        r.lower,
+        r.upper
+    );
+    if opts.abs_tol == 0.0 && opts.rel_tol == 0.0 && opts.threshold.is_none() {
+        prop_assert_eq!(
+            r.distance.to_bits(),
+            bin.distance.to_bits(),
+            "wide {} binary {}",
+            r.distance,
+            bin.distance
+        );
+        prop_assert!(
+            (r.distance - exact).abs() <= 1e-5 * exact.max(1e-12),
+            "got {} brute {exact}",
+            r.distance
+        );
+    }
+    prop_assert_eq!(r.below_threshold, bin.below_threshold);
+    let xa = transform_triangle(&pa, ma.triangle(r.tri_a as usize));
+    let xb = transform_triangle(&pb, mb.triangle(r.tri_b as usize));
+    prop_assert_eq!(
+        triangle_distance(&xa, &xb).distance.to_bits(),
+        r.distance.to_bits()
+    );
+    Ok(r)
 }
 
 fn check_exact<B: gprox_bvh::bounding_volume::BoundingVolume>(
@@ -106,6 +188,15 @@ proptest! {
     #[test]
     fn rss_matches_brute_force(ma in mesh(), mb in mesh(), pa in pose(), pb in pose(), par in any::<bool>()) {
         check_exact::<Rss>(&ma, pa, &mb, pb, par)?;
+        let opts = DistanceOptions { parallel: par, ..Default::default() };
+        check_wide(&ma, pa, &mb, pb, &opts, None)?;
+    }
+
+    /// Poses that scale and shear: B's volumes reach A's frame (and A's reach B's) through the
+    /// nearest rotation plus the residual; the wide search still finds the exact minimum.
+    #[test]
+    fn wide_matches_brute_force_under_affine_poses(ma in mesh(), mb in mesh(), pa in affine_pose(), pb in affine_pose()) {
+        check_wide(&ma, pa, &mb, pb, &DistanceOptions::default(), None)?;
     }
 
     #[test]
@@ -134,6 +225,8 @@ proptest! {
             let xa = transform_triangle(&pa, ma.triangle(r.tri_a as usize));
             let xb = transform_triangle(&pb, mb.triangle(r.tri_b as usize));
             prop_assert_eq!(triangle_distance(&xa, &xb).distance.to_bits(), r.distance.to_bits());
+            let w = check_wide(&ma, pa, &mb, pb, &opts, hint)?;
+            prop_assert_eq!(w.distance.to_bits(), plain.distance.to_bits(), "wide, hint {:?}", hint);
         }
     }
 
@@ -149,6 +242,12 @@ proptest! {
         prop_assert!(r.upper - r.lower <= abs.max(rel * r.upper) + slack);
         let below = distance_below(&a, &b, delta).expect("valid");
         prop_assert_eq!(below, exact < delta);
+        let tol = DistanceOptions { abs_tol: abs, rel_tol: rel, ..Default::default() };
+        let w = check_wide(&ma, pa, &mb, pb, &tol, None)?;
+        prop_assert!(w.upper - w.lower <= abs.max(rel * w.upper) + slack);
+        let thr = DistanceOptions { threshold: Some(delta), ..Default::default() };
+        let w = check_wide(&ma, pa, &mb, pb, &thr, None)?;
+        prop_assert_eq!(w.upper < delta, exact < delta);
     }
 }
 
@@ -206,6 +305,57 @@ fn degenerate_inputs() {
         pose: id,
     };
     assert!(distance(&a, &bad, &DistanceOptions::default()).is_err());
+}
+
+/// The wide search on the same degenerate input: zero distances for coincident and touching
+/// meshes, one-face meshes (a tree of one slot), point and segment triangles, and typed errors
+/// for a tree of another mesh, a non-finite pose and a negative tolerance.
+#[test]
+fn wide_degenerate_inputs() {
+    let id = Pose64::IDENTITY;
+    let t = tetra(1.0, Vec3::ZERO);
+    let u = tetra(1.0, Vec3::X);
+    let one = TriMesh::new(vec![Vec3::ZERO, Vec3::X, Vec3::Y], vec![[0, 1, 2]]).expect("valid");
+    let z = TriMesh::new(
+        vec![Vec3::new(3.0, 0.0, 0.0), Vec3::new(4.0, 0.0, 0.0)],
+        vec![[0, 0, 0], [0, 1, 1]],
+    )
+    .expect("valid");
+    let trees: Vec<WideRssTree> = [&t, &u, &one, &z]
+        .map(|m| WideRssTree::build(m).expect("collapses"))
+        .into();
+    let obj = |k: usize, pose: Pose64| WideDistanceObject {
+        mesh: [&t, &u, &one, &z][k],
+        tree: &trees[k],
+        pose,
+    };
+    let opts = DistanceOptions::default();
+    let d = |x: usize, y: usize| distance_wide(&obj(x, id), &obj(y, id), &opts).expect("valid");
+    assert_eq!(d(0, 0).distance, 0.0);
+    assert_eq!(d(0, 1).distance, 0.0);
+    assert_eq!(d(2, 2).distance, 0.0);
+    let r = d(0, 3);
+    assert!(
+        (r.distance - 2.0).abs() < 1e-12 && !r.lower.is_nan(),
+        "{r:?}"
+    );
+    let mut lifted = id;
+    lifted.rows[2][3] = 5.0;
+    let r = distance_wide(&obj(2, id), &obj(2, lifted), &opts).expect("valid");
+    assert_eq!((r.distance, r.tri_a, r.tri_b), (5.0, 0, 0));
+    let bad = WideDistanceObject {
+        tree: &trees[0],
+        ..obj(3, id)
+    };
+    assert!(distance_wide(&obj(0, id), &bad, &opts).is_err());
+    let mut nan = id;
+    nan.rows[0][0] = f64::NAN;
+    assert!(distance_wide(&obj(0, id), &obj(1, nan), &opts).is_err());
+    let neg = DistanceOptions {
+        abs_tol: -1.0,
+        ..opts
+    };
+    assert!(distance_wide(&obj(0, id), &obj(1, id), &neg).is_err());
 }
 
 /// The number after `"key":` at the start of `s`-slice positions (tiny JSON reader: the test
@@ -274,7 +424,10 @@ fn benchmark_scene_references() {
                 rows: [r(0), r(1), r(2)],
             }
         };
-        let trees: Vec<BvTree<Rss>> = meshes.iter().map(BvTree::build).collect();
+        let trees: Vec<WideRssTree> = meshes
+            .iter()
+            .map(|m| WideRssTree::build(m).expect("collapses"))
+            .collect();
         // Frame objects hold no nested braces; the first run listed is the reference.
         let mut seen = std::collections::HashSet::new();
         let mut checked = 0;
@@ -289,17 +442,24 @@ fn benchmark_scene_references() {
             if !seen.insert(frame) || frame % 9 != 0 {
                 continue;
             }
-            let a = DistanceObject {
+            let a = WideDistanceObject {
                 mesh: &meshes[0],
                 tree: &trees[0],
                 pose: pose(frame, 0),
             };
-            let b = DistanceObject {
+            let b = WideDistanceObject {
                 mesh: &meshes[n - 1],
                 tree: &trees[n - 1],
                 pose: pose(frame, 1),
             };
-            let r = distance(&a, &b, &DistanceOptions::default()).expect("valid");
+            let opts = DistanceOptions::default();
+            let r = distance(&a.binary(), &b.binary(), &opts).expect("valid");
+            let w = distance_wide(&a, &b, &opts).expect("valid");
+            assert_eq!(
+                r.distance.to_bits(),
+                w.distance.to_bits(),
+                "{scene} frame {frame}"
+            );
             assert!(
                 (r.distance - want).abs() <= 1e-6 * want,
                 "{scene} frame {frame}: {} vs {want}",

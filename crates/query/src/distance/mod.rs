@@ -31,12 +31,15 @@
 //! assert!(r.lower <= r.distance && r.distance <= r.upper);
 //! ```
 
+mod binary;
 mod traverse;
+mod wide;
 
 use glam::DVec3;
 use gprox_bvh::bounding_volume::BoundingVolume;
 use gprox_bvh::bv_tree::BvTree;
 use gprox_bvh::rss::Rss;
+use gprox_bvh::wide_rss::WideRssTree;
 use gprox_geometry::transform::Pose64;
 use gprox_geometry::TriMesh;
 
@@ -49,6 +52,28 @@ pub struct DistanceObject<'a, B = Rss> {
     pub tree: &'a BvTree<B>,
     /// Rigid pose: world = pose · model.
     pub pose: Pose64,
+}
+
+/// A mesh, its eight-wide RSS tree (model coordinates) and its pose, for [`distance_wide`].
+#[derive(Clone, Copy, Debug)]
+pub struct WideDistanceObject<'a> {
+    /// The triangles.
+    pub mesh: &'a TriMesh,
+    /// Tree over `mesh`'s faces (built by [`WideRssTree::build`] for this mesh).
+    pub tree: &'a WideRssTree,
+    /// Rigid pose: world = pose · model.
+    pub pose: Pose64,
+}
+
+impl<'a> WideDistanceObject<'a> {
+    /// The same object with its binary tree.
+    pub fn binary(&self) -> DistanceObject<'a, Rss> {
+        DistanceObject {
+            mesh: self.mesh,
+            tree: self.tree.tree(),
+            pose: self.pose,
+        }
+    }
 }
 
 /// Query options.
@@ -128,6 +153,9 @@ pub enum DistanceError {
         /// "a" or "b".
         object: &'static str,
     },
+    /// A tree could not be collapsed into eight-wide nodes.
+    #[error("wide tree: {0}")]
+    Wide(#[from] gprox_bvh::wide::WideError),
     /// A tolerance or threshold is NaN or negative.
     #[error("invalid option {what} = {value}")]
     BadOption {
@@ -215,6 +243,28 @@ pub fn distance_from<B: BoundingVolume>(
     options: &DistanceOptions,
     hint: Option<[u32; 2]>,
 ) -> Result<DistanceResult, DistanceError> {
+    check(a, b, options)?;
+    let search = traverse::Search {
+        tt: binary::BinaryBvtt {
+            an: &a.tree.nodes,
+            bn: &b.tree.nodes,
+            map: traverse::Mapped::new(&a.pose, &b.pose, b.tree.nodes[0].bv.reach()),
+        },
+        am: a.mesh,
+        bm: b.mesh,
+        pose_a: a.pose,
+        pose_b: b.pose,
+        options: *options,
+    };
+    Ok(search.run(hint))
+}
+
+/// The checks of every query: tree sizes, finite poses, valid options.
+fn check<B>(
+    a: &DistanceObject<'_, B>,
+    b: &DistanceObject<'_, B>,
+    options: &DistanceOptions,
+) -> Result<(), DistanceError> {
     check_size(a, "a")?;
     check_size(b, "b")?;
     for (what, value) in [("abs_tol", options.abs_tol), ("rel_tol", options.rel_tol)] {
@@ -222,15 +272,62 @@ pub fn distance_from<B: BoundingVolume>(
             return Err(DistanceError::BadOption { what, value });
         }
     }
-    if let Some(t) = options.threshold {
-        if t.is_nan() {
-            return Err(DistanceError::BadOption {
-                what: "threshold",
-                value: t,
-            });
-        }
+    match options.threshold {
+        Some(t) if t.is_nan() => Err(DistanceError::BadOption {
+            what: "threshold",
+            value: t,
+        }),
+        _ => Ok(()),
     }
-    Ok(traverse::run(a, b, options, hint))
+}
+
+/// [`distance`] on eight-wide RSS trees: the same best-first search, each step bounding one
+/// node's eight volumes at once ([`gprox_bvh::wide_rss`]). The distance and bounds are those
+/// of [`distance`] on the objects' binary trees; where several pairs tie at the minimum, the
+/// reported pair may differ.
+///
+/// ```
+/// use gprox_bvh::wide_rss::WideRssTree;
+/// use gprox_geometry::{glam::Vec3, transform::Pose64, TriMesh};
+/// use gprox_query::distance::{distance_wide, DistanceOptions, WideDistanceObject};
+/// let tri = TriMesh::new(vec![Vec3::ZERO, Vec3::X, Vec3::Y], vec![[0, 1, 2]]).unwrap();
+/// let tree = WideRssTree::build(&tri).unwrap();
+/// let a = WideDistanceObject { mesh: &tri, tree: &tree, pose: Pose64::IDENTITY };
+/// let mut pose = Pose64::IDENTITY;
+/// pose.rows[2][3] = 2.0; // lift B by 2 along z
+/// let b = WideDistanceObject { mesh: &tri, tree: &tree, pose };
+/// let r = distance_wide(&a, &b, &DistanceOptions::default()).unwrap();
+/// assert_eq!(r.distance, 2.0);
+/// ```
+pub fn distance_wide(
+    a: &WideDistanceObject<'_>,
+    b: &WideDistanceObject<'_>,
+    options: &DistanceOptions,
+) -> Result<DistanceResult, DistanceError> {
+    distance_wide_from(a, b, options, None)
+}
+
+/// [`distance_wide`] with a first guess, as [`distance_from`].
+pub fn distance_wide_from(
+    a: &WideDistanceObject<'_>,
+    b: &WideDistanceObject<'_>,
+    options: &DistanceOptions,
+    hint: Option<[u32; 2]>,
+) -> Result<DistanceResult, DistanceError> {
+    check(&a.binary(), &b.binary(), options)?;
+    let search = traverse::Search {
+        tt: wide::WideBvtt {
+            a: a.tree,
+            b: b.tree,
+            map: traverse::Mapped::new(&a.pose, &b.pose, b.tree.reach()),
+        },
+        am: a.mesh,
+        bm: b.mesh,
+        pose_a: a.pose,
+        pose_b: b.pose,
+        options: *options,
+    };
+    Ok(search.run(hint))
 }
 
 /// Whether the distance between the posed meshes is below `delta` (stops at the first triangle

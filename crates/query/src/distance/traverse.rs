@@ -1,4 +1,6 @@
-//! The best-first BVTT traversal behind [`super::distance`].
+//! The best-first BVTT search behind [`super::distance`] and [`super::distance_wide`], written
+//! once over [`Bvtt`]: the binary trees ([`super::binary`]) and the eight-wide RSS trees
+//! ([`super::wide`]) differ only in how a node pair expands into children with lower bounds.
 
 use std::cmp::Ordering as CmpOrdering;
 use std::collections::BinaryHeap;
@@ -6,14 +8,82 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use glam::{DMat3, DVec3};
-use gprox_bvh::bounding_volume::{nearest_rotation, pose_parts, stretch, BoundingVolume};
-use gprox_bvh::bv_tree::BvTreeNode;
-use gprox_geometry::transform::transform_triangle;
+use gprox_bvh::bounding_volume::{nearest_rotation, pose_parts, stretch};
+use gprox_geometry::transform::{transform_triangle, Pose64};
 use gprox_geometry::tri_distance::triangle_distance;
 use gprox_geometry::TriMesh;
 use rayon::prelude::*;
 
-use super::{DistanceObject, DistanceOptions, DistanceResult};
+use super::{DistanceOptions, DistanceResult};
+
+/// The bounding-volume test tree of two trees: node pairs, their children and bounds.
+pub(super) trait Bvtt: Sync {
+    /// The pair of the two roots.
+    const ROOT: (u32, u32);
+    /// Whether both nodes of the pair are leaves.
+    fn is_leaf_pair(&self, a: u32, b: u32) -> bool;
+    /// The faces of a leaf pair.
+    fn faces(&self, a: u32, b: u32) -> (u32, u32);
+    /// Writes the child pairs of a non-leaf pair to `out` as `(a', b', lb)`, `lb` a world lower
+    /// bound of the distance between its contents, and returns how many there are.
+    fn expand(&self, a: u32, b: u32, out: &mut Children) -> usize;
+    /// Distance between the centres of the pair's volumes (in A's frame; a heuristic for ties
+    /// of the first descent, not a bound).
+    fn centre_gap(&self, a: u32, b: u32) -> f64;
+}
+
+/// Room for the children of one node pair.
+pub(super) type Children = [(u32, u32, f64); 8];
+
+/// B's model frame mapped into A's: the nearest rotation `q` of A⁻¹·B's linear part and the
+/// translation `t`, with `grow` (the residual `‖A⁻¹B − q‖` times the reach of B's contents)
+/// added to B's mapped volumes so bounds stay conservative, and `sigma` (a lower bound of A's
+/// smallest singular value) taking local distances to world ones.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Mapped {
+    pub(super) q: DMat3,
+    pub(super) t: DVec3,
+    pub(super) grow: f64,
+    /// The inverse map (A's frame into B's): `qᵀ`, `−qᵀ·t`.
+    pub(super) q_inv: DMat3,
+    pub(super) t_inv: DVec3,
+    sigma: f64,
+}
+
+impl Mapped {
+    /// The map of `b`'s frame into `a`'s; `reach_b` bounds `|p|` over B's contents.
+    pub(super) fn new(a: &Pose64, b: &Pose64, reach_b: f64) -> Self {
+        let (ma, ta) = pose_parts(a);
+        let (mb, tb) = pose_parts(b);
+        let inv = ma.inverse();
+        let (q, eps) = nearest_rotation(&(inv * mb));
+        let sigma = 1.0 / stretch(&inv);
+        let t = inv * (tb - ta);
+        Self {
+            q,
+            t,
+            q_inv: q.transpose(),
+            t_inv: -(q.transpose() * t),
+            grow: if eps.is_finite() {
+                eps * reach_b
+            } else {
+                f64::INFINITY
+            },
+            // A singular pose cannot be bounded: fall back to a bound that prunes nothing.
+            sigma: if sigma.is_finite() && eps.is_finite() {
+                sigma
+            } else {
+                0.0
+            },
+        }
+    }
+
+    /// A local (A's frame) lower bound as a world one.
+    #[inline(always)]
+    pub(super) fn world(&self, lb: f64) -> f64 {
+        lb * (self.sigma * (1.0 - 1e-12))
+    }
+}
 
 /// The best triangle pair so far.
 #[derive(Clone, Copy, Debug)]
@@ -75,60 +145,36 @@ struct Shared {
     stop: AtomicBool,
 }
 
-struct Ctx<'q, B> {
-    an: &'q [BvTreeNode<B>],
-    bn: &'q [BvTreeNode<B>],
-    am: &'q TriMesh,
-    bm: &'q TriMesh,
-    pose_a: gprox_geometry::transform::Pose64,
-    pose_b: gprox_geometry::transform::Pose64,
-    /// Nearest rotation of A⁻¹·B's linear part and the translation.
-    q: DMat3,
-    t: DVec3,
-    /// Growth of B's mapped volumes: residual `‖A⁻¹B − q‖` times the reach of B's contents.
-    grow: f64,
-    /// Lower bound of A's smallest singular value (local → world distances).
-    sigma: f64,
-    abs_tol: f64,
-    rel_tol: f64,
-    threshold: f64,
-    has_threshold: bool,
+/// One query: the meshes, poses and options around a [`Bvtt`].
+pub(super) struct Search<'q, T> {
+    pub(super) tt: T,
+    pub(super) am: &'q TriMesh,
+    pub(super) bm: &'q TriMesh,
+    pub(super) pose_a: Pose64,
+    pub(super) pose_b: Pose64,
+    pub(super) options: DistanceOptions,
 }
 
-impl<B: BoundingVolume> Ctx<'_, B> {
+impl<T: Bvtt> Search<'_, T> {
+    fn threshold(&self) -> f64 {
+        self.options.threshold.unwrap_or(f64::INFINITY)
+    }
+
+    /// Whether `d` answers a threshold query (below its threshold).
+    fn below(&self, d: f64) -> bool {
+        self.options.threshold.is_some_and(|t| d < t)
+    }
+
     /// Pairs with a lower bound at or above this cannot matter.
     #[inline]
     fn cut(&self, upper: f64) -> f64 {
-        (upper - self.abs_tol.max(self.rel_tol * upper)).min(self.threshold)
-    }
-
-    /// World lower bounds of the distance between the contents of two node pairs (the two
-    /// children of an expansion): the volumes' cheap bound with B's volume mapped into A's
-    /// frame ([`BoundingVolume::distance_lower_bounds_mapped`]; for RSS the 7-axis separating
-    /// bound, which prunes nearly as well as the exact rectangle distance at a fraction of its
-    /// cost, both pairs at once in f64 lanes, bit for bit the one-pair bound). `_cut` is the
-    /// pruning level (kept for volumes whose exact distance pays off).
-    #[inline]
-    fn lower_bounds(&self, pairs: [(u32, u32); 2], _cut: f64) -> [f64; 2] {
-        let scale = self.sigma * (1.0 - 1e-12);
-        let [(a0, b0), (a1, b1)] = pairs;
-        let vols = [
-            (&self.an[a0 as usize].bv, &self.bn[b0 as usize].bv),
-            (&self.an[a1 as usize].bv, &self.bn[b1 as usize].bv),
-        ];
-        B::distance_lower_bounds_mapped(vols, &self.q, self.t, self.grow).map(|l| l * scale)
-    }
-
-    /// Distance between the centres of the balls around a node pair's volumes (in A's
-    /// frame; a heuristic, not a bound).
-    fn centre_gap(&self, (a, b): (u32, u32)) -> f64 {
-        let ca = self.an[a as usize].bv.ball().0;
-        let cb = self.bn[b as usize].bv.ball().0;
-        ca.distance(self.q * cb + self.t)
+        let o = &self.options;
+        (upper - o.abs_tol.max(o.rel_tol * upper)).min(self.threshold())
     }
 
     fn leaf_pair(&self, a: u32, b: u32) -> Best {
-        self.face_pair(self.an[a as usize].left, self.bn[b as usize].left)
+        let (ta, tb) = self.tt.faces(a, b);
+        self.face_pair(ta, tb)
     }
 
     /// The exact distance of face `ta` of A and face `tb` of B.
@@ -145,43 +191,26 @@ impl<B: BoundingVolume> Ctx<'_, B> {
         }
     }
 
-    /// Which side of a non-leaf pair to split, and its children.
-    #[inline]
-    fn children(&self, a: u32, b: u32) -> [(u32, u32); 2] {
-        let na = &self.an[a as usize];
-        let nb = &self.bn[b as usize];
-        let split_a = if na.is_leaf() {
-            false
-        } else if nb.is_leaf() {
-            true
-        } else {
-            na.bv.size() >= nb.bv.size()
-        };
-        if split_a {
-            [(na.left, b), (na.right, b)]
-        } else {
-            [(a, nb.left), (a, nb.right)]
-        }
-    }
-
-    #[inline]
-    fn is_leaf_pair(&self, a: u32, b: u32) -> bool {
-        self.an[a as usize].is_leaf() && self.bn[b as usize].is_leaf()
-    }
-
-    /// Greedy descent along the nearer child pair: the first upper bound.
+    /// Greedy descent along the nearest child pair (ties: the nearer centres): the first
+    /// upper bound.
     fn greedy(&self) -> Best {
-        let (mut a, mut b) = (0u32, 0u32);
-        while !self.is_leaf_pair(a, b) {
-            let [c0, c1] = self.children(a, b);
-            let [l0, l1] = self.lower_bounds([c0, c1], f64::INFINITY);
-            // Equal bounds (overlapping volumes near the top): the nearer centres.
-            let near0 = if l0 == l1 {
-                self.centre_gap(c0) <= self.centre_gap(c1)
-            } else {
-                l0 < l1
-            };
-            (a, b) = if near0 { c0 } else { c1 };
+        let (mut a, mut b) = T::ROOT;
+        while !self.tt.is_leaf_pair(a, b) {
+            let mut pick: Option<(u32, u32, f64)> = None;
+            let mut kids = [(0, 0, 0.0); 8];
+            let n = self.tt.expand(a, b, &mut kids);
+            for &(x, y, lb) in &kids[..n] {
+                let better = match pick {
+                    None => true,
+                    Some((_, _, l)) if lb != l => lb < l,
+                    Some((pa, pb, _)) => self.tt.centre_gap(x, y) < self.tt.centre_gap(pa, pb),
+                };
+                if better {
+                    pick = Some((x, y, lb));
+                }
+            }
+            let Some((x, y, _)) = pick else { break };
+            (a, b) = (x, y);
         }
         self.leaf_pair(a, b)
     }
@@ -194,18 +223,19 @@ impl<B: BoundingVolume> Ctx<'_, B> {
                 shared.upper.store(cand.d.to_bits(), Ordering::Relaxed);
             }
         }
-        if self.has_threshold && cand.d < self.threshold {
+        if self.below(cand.d) {
             shared.stop.store(true, Ordering::Relaxed);
         }
     }
 
-    /// Best-first search below `start`; returns the smallest bound it discarded. Of the two
-    /// children of an expanded pair, the nearer one is processed next without a trip through
-    /// the heap (a dive along the best child) and only the farther one is queued: half the
-    /// heap operations, nearly the same order.
+    /// Best-first search below `start`; returns the smallest bound it discarded. Of the
+    /// children of an expanded pair, the nearest one is processed next without a trip through
+    /// the heap (a dive along the best child) and only the others are queued: fewer heap
+    /// operations, nearly the same order.
     fn best_first(&self, start: Entry, shared: &Shared) -> f64 {
         let mut lower = f64::INFINITY;
         let mut heap = BinaryHeap::with_capacity(256);
+        let mut kids = [(0, 0, 0.0); 8];
         let mut dive = Some(start);
         loop {
             let (e, from_heap) = match dive.take() {
@@ -228,13 +258,13 @@ impl<B: BoundingVolume> Ctx<'_, B> {
                 }
                 continue;
             }
-            if self.is_leaf_pair(e.a, e.b) {
+            if self.tt.is_leaf_pair(e.a, e.b) {
                 self.offer(shared, self.leaf_pair(e.a, e.b));
                 continue;
             }
             let mut near: Option<Entry> = None;
-            let kids = self.children(e.a, e.b);
-            for ((a, b), lb) in kids.into_iter().zip(self.lower_bounds(kids, cut)) {
+            let n = self.tt.expand(e.a, e.b, &mut kids);
+            for &(a, b, lb) in &kids[..n] {
                 if lb >= cut {
                     lower = lower.min(lb);
                     continue;
@@ -256,24 +286,22 @@ impl<B: BoundingVolume> Ctx<'_, B> {
 
     /// Breadth-first expansion into at least `target` pairs (for parallel tasks).
     fn frontier(&self, target: usize, shared: &Shared, lower: &mut f64) -> Vec<Entry> {
-        let mut front = vec![Entry {
-            lb: 0.0,
-            a: 0,
-            b: 0,
-        }];
+        let (a, b) = T::ROOT;
+        let mut front = vec![Entry { lb: 0.0, a, b }];
+        let mut kids = [(0, 0, 0.0); 8];
         loop {
-            if front.len() >= target || front.iter().all(|e| self.is_leaf_pair(e.a, e.b)) {
+            if front.len() >= target || front.iter().all(|e| self.tt.is_leaf_pair(e.a, e.b)) {
                 return front;
             }
             let cut = self.cut(f64::from_bits(shared.upper.load(Ordering::Relaxed)));
             let mut next = Vec::with_capacity(front.len() * 2);
             for e in front {
-                if self.is_leaf_pair(e.a, e.b) {
+                if self.tt.is_leaf_pair(e.a, e.b) {
                     next.push(e);
                     continue;
                 }
-                let kids = self.children(e.a, e.b);
-                for ((a, b), lb) in kids.into_iter().zip(self.lower_bounds(kids, cut)) {
+                let n = self.tt.expand(e.a, e.b, &mut kids);
+                for &(a, b, lb) in &kids[..n] {
                     if lb < cut {
                         next.push(Entry { lb, a, b });
                     } else {
@@ -287,87 +315,48 @@ impl<B: BoundingVolume> Ctx<'_, B> {
             front = next;
         }
     }
-}
 
-/// The query; `hint` (a face pair, e.g. the previous frame's witness) gives a first upper
-/// bound when it is nearer than the greedy descent's.
-pub(super) fn run<B: BoundingVolume>(
-    a: &DistanceObject<'_, B>,
-    b: &DistanceObject<'_, B>,
-    options: &DistanceOptions,
-    hint: Option<[u32; 2]>,
-) -> DistanceResult {
-    let (ma, ta) = pose_parts(&a.pose);
-    let (mb, tb) = pose_parts(&b.pose);
-    let inv = ma.inverse();
-    let (q, eps) = nearest_rotation(&(inv * mb));
-    let sigma = 1.0 / stretch(&inv);
-    let ctx = Ctx {
-        an: &a.tree.nodes,
-        bn: &b.tree.nodes,
-        am: a.mesh,
-        bm: b.mesh,
-        pose_a: a.pose,
-        pose_b: b.pose,
-        q,
-        t: inv * (tb - ta),
-        grow: if eps.is_finite() {
-            eps * b.tree.nodes[0].bv.reach()
+    /// The query; `hint` (a face pair, e.g. the previous frame's witness) gives a first upper
+    /// bound when it is nearer than the greedy descent's.
+    pub(super) fn run(&self, hint: Option<[u32; 2]>) -> DistanceResult {
+        let greedy = self.greedy();
+        let hinted = hint
+            .filter(|h| {
+                (h[0] as usize) < self.am.face_count() && (h[1] as usize) < self.bm.face_count()
+            })
+            .map(|[ta, tb]| self.face_pair(ta, tb));
+        let first = match hinted {
+            Some(h) if h.d < greedy.d => h,
+            _ => greedy,
+        };
+        let shared = Shared {
+            upper: AtomicU64::new(first.d.to_bits()),
+            best: Mutex::new(first),
+            stop: AtomicBool::new(self.below(first.d)),
+        };
+        let mut lower = f64::INFINITY;
+        if self.options.parallel && rayon::current_num_threads() > 1 {
+            let mut front = self.frontier(16 * rayon::current_num_threads(), &shared, &mut lower);
+            front.sort_by(|x, y| x.lb.total_cmp(&y.lb));
+            let task_lower = front
+                .par_iter()
+                .map(|&e| self.best_first(e, &shared))
+                .reduce(|| f64::INFINITY, f64::min);
+            lower = lower.min(task_lower);
         } else {
-            f64::INFINITY
-        },
-        // A singular pose cannot be bounded: fall back to a bound that prunes nothing.
-        sigma: if sigma.is_finite() && eps.is_finite() {
-            sigma
-        } else {
-            0.0
-        },
-        abs_tol: options.abs_tol,
-        rel_tol: options.rel_tol,
-        threshold: options.threshold.unwrap_or(f64::INFINITY),
-        has_threshold: options.threshold.is_some(),
-    };
-    let greedy = ctx.greedy();
-    let hinted = hint
-        .filter(|h| (h[0] as usize) < a.mesh.face_count() && (h[1] as usize) < b.mesh.face_count())
-        .map(|[ta, tb]| ctx.face_pair(ta, tb));
-    let first = match hinted {
-        Some(h) if h.d < greedy.d => h,
-        _ => greedy,
-    };
-    let shared = Shared {
-        upper: AtomicU64::new(first.d.to_bits()),
-        best: Mutex::new(first),
-        stop: AtomicBool::new(ctx.has_threshold && first.d < ctx.threshold),
-    };
-    let mut lower = f64::INFINITY;
-    if options.parallel && rayon::current_num_threads() > 1 {
-        let mut front = ctx.frontier(16 * rayon::current_num_threads(), &shared, &mut lower);
-        front.sort_by(|x, y| x.lb.total_cmp(&y.lb));
-        let task_lower = front
-            .par_iter()
-            .map(|&e| ctx.best_first(e, &shared))
-            .reduce(|| f64::INFINITY, f64::min);
-        lower = lower.min(task_lower);
-    } else {
-        lower = ctx.best_first(
-            Entry {
-                lb: 0.0,
-                a: 0,
-                b: 0,
-            },
-            &shared,
-        );
-    }
-    let best = *shared.best.lock().unwrap_or_else(|e| e.into_inner());
-    DistanceResult {
-        distance: best.d,
-        lower: lower.min(best.d).max(0.0),
-        upper: best.d,
-        point_a: best.pa,
-        point_b: best.pb,
-        tri_a: best.ta,
-        tri_b: best.tb,
-        below_threshold: ctx.has_threshold && best.d < ctx.threshold,
+            let (a, b) = T::ROOT;
+            lower = self.best_first(Entry { lb: 0.0, a, b }, &shared);
+        }
+        let best = *shared.best.lock().unwrap_or_else(|e| e.into_inner());
+        DistanceResult {
+            distance: best.d,
+            lower: lower.min(best.d).max(0.0),
+            upper: best.d,
+            point_a: best.pa,
+            point_b: best.pb,
+            tri_a: best.ta,
+            tri_b: best.tb,
+            below_threshold: self.below(best.d),
+        }
     }
 }

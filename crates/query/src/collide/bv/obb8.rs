@@ -17,6 +17,7 @@
 //!   used lane is separated so): more certified gaps, the same verdicts.
 
 use glam::DVec3;
+use gprox_bvh::lane_tree::LaneNode;
 use gprox_bvh::obb::Obb;
 use gprox_bvh::wide_obb::{lanes_of, slot_center, WideObbNode, LANES};
 use wide::f32x8;
@@ -343,6 +344,7 @@ dispatch!(slots_of_a, slots_of_a_avx2, slots_of_a_lanes, (n: &WideObbNode, b: &B
 #[cfg(test)]
 mod tests {
     use glam::{DMat3, DQuat, DVec3};
+    use gprox_bvh::lane_tree::LaneNode;
     use gprox_bvh::obb::Obb;
     use gprox_bvh::wide_obb::{WideObbNode, LANES};
     use proptest::prelude::*;
@@ -374,13 +376,7 @@ mod tests {
     }
 
     fn node(boxes: &[Obb]) -> WideObbNode {
-        let mut n = WideObbNode {
-            center: [[0.0; LANES]; 3],
-            axes: [[0.0; LANES]; 9],
-            half: [[0.0; LANES]; 3],
-            size: [0.0; LANES],
-            children: [gprox_bvh::wide::EMPTY; LANES],
-        };
+        let mut n = WideObbNode::with_children([gprox_bvh::wide::EMPTY; LANES]);
         for s in 0..LANES {
             n.set_slot(s, &boxes[s.min(boxes.len() - 1)]);
             if s < boxes.len() {
