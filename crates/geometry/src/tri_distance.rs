@@ -97,26 +97,53 @@ fn closest_on_segment(p: DVec3, a: DVec3, b: DVec3) -> DVec3 {
     a + d * ((p - a).dot(d) / l2).clamp(0.0, 1.0)
 }
 
+/// A triangle's plane, set up for projecting several points into it: the normal
+/// `n = e0 × e1` and the edge normals `n × e0`, `e1 × n` whose dot products with `p − t0` are the
+/// barycentric weights of `t[2]` and `t[1]` (times `|n|²`).
+struct FacePlane {
+    t0: DVec3,
+    n: DVec3,
+    n2: f64,
+    m0: DVec3,
+    m1: DVec3,
+}
+
+impl FacePlane {
+    /// None for degenerate triangles (zero normal).
+    #[inline]
+    fn new(t: &[DVec3; 3]) -> Option<Self> {
+        let e0 = t[1] - t[0];
+        let e1 = t[2] - t[0];
+        let n = e0.cross(e1);
+        let n2 = n.length_squared();
+        (n2 > f64::MIN_POSITIVE).then(|| Self {
+            t0: t[0],
+            n,
+            n2,
+            m0: n.cross(e0),
+            m1: e1.cross(n),
+        })
+    }
+
+    /// Projection of `p` into the closed triangle when it falls inside, else None.
+    #[inline]
+    fn project(&self, p: DVec3) -> Option<DVec3> {
+        let w = p - self.t0;
+        let c1 = w.dot(self.m0); // weight of t[2] * n2
+        let c2 = w.dot(self.m1); // weight of t[1] * n2
+        let c0 = self.n2 - c1 - c2;
+        if c0 < 0.0 || c1 < 0.0 || c2 < 0.0 {
+            return None;
+        }
+        Some(p - self.n * (w.dot(self.n) / self.n2))
+    }
+}
+
 /// Projection of `p` into the interior of triangle `t` when it falls inside (closed), else None.
 /// Returns None for degenerate triangles (zero normal).
 #[inline]
 fn face_projection(p: DVec3, t: &[DVec3; 3]) -> Option<DVec3> {
-    let e0 = t[1] - t[0];
-    let e1 = t[2] - t[0];
-    let n = e0.cross(e1);
-    let n2 = n.length_squared();
-    if n2 <= f64::MIN_POSITIVE {
-        return None;
-    }
-    let w = p - t[0];
-    // Barycentric coordinates of the projection through signed sub-areas.
-    let c1 = e0.cross(w).dot(n); // weight of t[2] * n2
-    let c2 = w.cross(e1).dot(n); // weight of t[1] * n2
-    let c0 = n2 - c1 - c2;
-    if c0 < 0.0 || c1 < 0.0 || c2 < 0.0 {
-        return None;
-    }
-    Some(p - n * (w.dot(n) / n2))
+    FacePlane::new(t)?.project(p)
 }
 
 /// Closest point of the closed triangle `t` to `p`, and the distance.
@@ -180,10 +207,46 @@ fn segment_crosses_triangle(p: DVec3, q: DVec3, t: &[DVec3; 3], sp: f64, sq: f64
     Some(p + (q - p) * s)
 }
 
+/// Whether the points `p` lie strictly on one side of the plane of `t`, decided in floating
+/// point where that is certain: each side `det[t1 − t0, t2 − t0, p − t0]` is computed from the
+/// rounded differences and accepted only when it exceeds Shewchuk's error bound for such a
+/// determinant (`(7 + 56ε)ε` times its permanent; taken here as `1e-14` times the permanent, a
+/// margin of twelve). False means "not certain" (the exact predicates then decide), never
+/// "not on one side".
+#[inline]
+fn strictly_one_side(t: &[DVec3; 3], p: &[DVec3; 3]) -> bool {
+    let e0 = t[1] - t[0];
+    let e1 = t[2] - t[0];
+    let n = e0.cross(e1);
+    // The permanent's per-component factors |e0_j e1_k| + |e0_k e1_j|.
+    let f = DVec3::new(
+        (e0.y * e1.z).abs() + (e0.z * e1.y).abs(),
+        (e0.z * e1.x).abs() + (e0.x * e1.z).abs(),
+        (e0.x * e1.y).abs() + (e0.y * e1.x).abs(),
+    );
+    let side = |q: DVec3| {
+        let w = q - t[0];
+        let d = w.dot(n);
+        let bound = 1e-14 * w.abs().dot(f);
+        if d > bound {
+            1
+        } else if d < -bound {
+            -1
+        } else {
+            0
+        }
+    };
+    let s = p.map(side);
+    s[0] != 0 && s[0] == s[1] && s[1] == s[2]
+}
+
 /// Exact test for a proper crossing (one triangle's edge through the other, non-coplanar);
 /// returns an intersection point. Coplanar and touching-by-feature cases are left to the
 /// feature enumeration (which then finds distance ≈ 0 by construction).
 fn crossing_point(a: &[DVec3; 3], b: &[DVec3; 3]) -> Option<DVec3> {
+    if strictly_one_side(b, a) || strictly_one_side(a, b) {
+        return None;
+    }
     let sa = a.map(|p| o3(b[0], b[1], b[2], p));
     if sa.iter().all(|&s| s > 0.0) || sa.iter().all(|&s| s < 0.0) {
         return None;
@@ -233,23 +296,27 @@ pub fn triangle_distance(a: &[DVec3; 3], b: &[DVec3; 3]) -> TriDistance {
         }
     }
     // 6 vertex–face pairs (interior projections; boundary cases are edge–edge above).
-    for &v in a {
-        if let Some(q) = face_projection(v, b) {
-            let d2 = v.distance_squared(q);
-            if d2 < best_d2 {
-                best_d2 = d2;
-                pa = v;
-                pb = q;
+    if let Some(plane) = FacePlane::new(b) {
+        for &v in a {
+            if let Some(q) = plane.project(v) {
+                let d2 = v.distance_squared(q);
+                if d2 < best_d2 {
+                    best_d2 = d2;
+                    pa = v;
+                    pb = q;
+                }
             }
         }
     }
-    for &v in b {
-        if let Some(q) = face_projection(v, a) {
-            let d2 = v.distance_squared(q);
-            if d2 < best_d2 {
-                best_d2 = d2;
-                pa = q;
-                pb = v;
+    if let Some(plane) = FacePlane::new(a) {
+        for &v in b {
+            if let Some(q) = plane.project(v) {
+                let d2 = v.distance_squared(q);
+                if d2 < best_d2 {
+                    best_d2 = d2;
+                    pa = q;
+                    pb = v;
+                }
             }
         }
     }
@@ -280,5 +347,54 @@ pub fn triangle_distance(a: &[DVec3; 3], b: &[DVec3; 3]) -> TriDistance {
         distance: pa.distance(pb),
         point_a: pa,
         point_b: pb,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn point() -> impl Strategy<Value = DVec3> {
+        prop::array::uniform3(-1.0f64..1.0).prop_map(DVec3::from_array)
+    }
+
+    /// Points on the plane of `t` (barycentric `(u, v)`), lifted by `h` along its normal: with
+    /// `h` down to 1e-18 the float sides are uncertain and must say so.
+    fn near(t: &[DVec3; 3], u: f64, v: f64, h: f64) -> DVec3 {
+        let n = (t[1] - t[0]).cross(t[2] - t[0]);
+        t[0] + (t[1] - t[0]) * u + (t[2] - t[0]) * v + n * h
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2048))]
+
+        /// The float filter only ever claims "one side" where the exact signs agree and are not
+        /// zero; far from the plane it does claim it.
+        #[test]
+        fn one_side_filter_agrees_with_exact_signs(
+            t in prop::array::uniform3(point()),
+            uv in prop::array::uniform3(prop::array::uniform2(-1.0f64..2.0)),
+            exp in prop::array::uniform3(-18i32..0),
+            sign in prop::array::uniform3(any::<bool>()),
+            scale in -3i32..4,
+        ) {
+            let k = 10f64.powi(scale);
+            let t = t.map(|p| p * k);
+            let p: [DVec3; 3] = std::array::from_fn(|i| {
+                let h = 10f64.powi(exp[i]) * if sign[i] { 1.0 } else { -1.0 };
+                near(&t, uv[i][0], uv[i][1], h)
+            });
+            let exact = p.map(|q| o3(t[0], t[1], t[2], q));
+            let one_side = exact.iter().all(|&s| s > 0.0) || exact.iter().all(|&s| s < 0.0);
+            if strictly_one_side(&t, &p) {
+                prop_assert!(one_side, "{:?}", exact);
+            }
+            // Clearly off the plane (relative height ≥ 1e-6 on one side): the filter decides.
+            let n = (t[1] - t[0]).cross(t[2] - t[0]);
+            if n.length() > 1e-9 * k * k && exp.iter().all(|&e| e >= -6) && sign.iter().all(|&s| s == sign[0]) {
+                prop_assert!(strictly_one_side(&t, &p));
+            }
+        }
     }
 }

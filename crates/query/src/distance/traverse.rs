@@ -2,7 +2,6 @@
 //! once over [`Bvtt`]: the binary trees ([`super::binary`]) and the eight-wide RSS trees
 //! ([`super::wide`]) differ only in how a node pair expands into children with lower bounds.
 
-use std::cmp::Ordering as CmpOrdering;
 use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -95,45 +94,37 @@ struct Best {
     tb: u32,
 }
 
-/// A node pair waiting in the queue (min-heap on `lb`, ties by node pair).
-#[derive(Clone, Copy, Debug)]
+/// A node pair waiting in the queue: a max-heap on `(key, pair)` pops the least bound first,
+/// ties by node pair, with two integer compares (the key is the bound's bit pattern inverted:
+/// non-negative floats and +∞ order like their bits; −0 and NaN are stored as 0, explored
+/// first and never lost at the bottom of the heap).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 struct Entry {
-    lb: f64,
-    a: u32,
-    b: u32,
+    key: u64,
+    pair: u64,
 }
 
 impl Entry {
-    /// The heap key, larger = popped first: non-negative floats (and +∞) order like their bit
-    /// patterns, so two integer compares order the entries (−0 and NaN count as 0: explored
-    /// first, never lost at the bottom of the heap).
     #[inline(always)]
-    fn key(&self) -> (u64, u64) {
-        let lb = if self.lb > 0.0 { self.lb } else { 0.0 };
-        (
-            !lb.to_bits(),
-            !((u64::from(self.a) << 32) | u64::from(self.b)),
-        )
+    fn new(lb: f64, a: u32, b: u32) -> Self {
+        let lb = if lb > 0.0 { lb } else { 0.0 };
+        Self {
+            key: !lb.to_bits(),
+            pair: !((u64::from(a) << 32) | u64::from(b)),
+        }
     }
-}
 
-impl PartialEq for Entry {
+    /// The lower bound (≥ 0).
     #[inline(always)]
-    fn eq(&self, o: &Self) -> bool {
-        self.key() == o.key()
+    fn lb(&self) -> f64 {
+        f64::from_bits(!self.key)
     }
-}
-impl Eq for Entry {}
-impl PartialOrd for Entry {
+
+    /// The node pair.
     #[inline(always)]
-    fn partial_cmp(&self, o: &Self) -> Option<CmpOrdering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Entry {
-    #[inline(always)]
-    fn cmp(&self, o: &Self) -> CmpOrdering {
-        self.key().cmp(&o.key())
+    fn nodes(&self) -> (u32, u32) {
+        let p = !self.pair;
+        ((p >> 32) as u32, p as u32)
     }
 }
 
@@ -247,31 +238,32 @@ impl<T: Bvtt> Search<'_, T> {
             };
             let upper = f64::from_bits(shared.upper.load(Ordering::Relaxed));
             let cut = self.cut(upper);
-            if e.lb >= cut || shared.stop.load(Ordering::Relaxed) {
-                lower = lower.min(e.lb);
+            let (lb, (ea, eb)) = (e.lb(), e.nodes());
+            if lb >= cut || shared.stop.load(Ordering::Relaxed) {
+                lower = lower.min(lb);
                 if from_heap || shared.stop.load(Ordering::Relaxed) {
                     // Everything left in the heap is at least this far.
                     if let Some(top) = heap.peek() {
-                        lower = lower.min(top.lb);
+                        lower = lower.min(top.lb());
                     }
                     break;
                 }
                 continue;
             }
-            if self.tt.is_leaf_pair(e.a, e.b) {
-                self.offer(shared, self.leaf_pair(e.a, e.b));
+            if self.tt.is_leaf_pair(ea, eb) {
+                self.offer(shared, self.leaf_pair(ea, eb));
                 continue;
             }
             let mut near: Option<Entry> = None;
-            let n = self.tt.expand(e.a, e.b, &mut kids);
+            let n = self.tt.expand(ea, eb, &mut kids);
             for &(a, b, lb) in &kids[..n] {
                 if lb >= cut {
                     lower = lower.min(lb);
                     continue;
                 }
-                let c = Entry { lb, a, b };
+                let c = Entry::new(lb, a, b);
                 match near {
-                    Some(n) if n.lb <= lb => heap.push(c),
+                    Some(n) if n.key >= c.key => heap.push(c),
                     Some(n) => {
                         heap.push(n);
                         near = Some(c);
@@ -287,23 +279,28 @@ impl<T: Bvtt> Search<'_, T> {
     /// Breadth-first expansion into at least `target` pairs (for parallel tasks).
     fn frontier(&self, target: usize, shared: &Shared, lower: &mut f64) -> Vec<Entry> {
         let (a, b) = T::ROOT;
-        let mut front = vec![Entry { lb: 0.0, a, b }];
+        let mut front = vec![Entry::new(0.0, a, b)];
         let mut kids = [(0, 0, 0.0); 8];
         loop {
-            if front.len() >= target || front.iter().all(|e| self.tt.is_leaf_pair(e.a, e.b)) {
+            let leaf = |e: &Entry| {
+                let (a, b) = e.nodes();
+                self.tt.is_leaf_pair(a, b)
+            };
+            if front.len() >= target || front.iter().all(leaf) {
                 return front;
             }
             let cut = self.cut(f64::from_bits(shared.upper.load(Ordering::Relaxed)));
             let mut next = Vec::with_capacity(front.len() * 2);
             for e in front {
-                if self.tt.is_leaf_pair(e.a, e.b) {
+                let (ea, eb) = e.nodes();
+                if self.tt.is_leaf_pair(ea, eb) {
                     next.push(e);
                     continue;
                 }
-                let n = self.tt.expand(e.a, e.b, &mut kids);
+                let n = self.tt.expand(ea, eb, &mut kids);
                 for &(a, b, lb) in &kids[..n] {
                     if lb < cut {
-                        next.push(Entry { lb, a, b });
+                        next.push(Entry::new(lb, a, b));
                     } else {
                         *lower = lower.min(lb);
                     }
@@ -337,7 +334,7 @@ impl<T: Bvtt> Search<'_, T> {
         let mut lower = f64::INFINITY;
         if self.options.parallel && rayon::current_num_threads() > 1 {
             let mut front = self.frontier(16 * rayon::current_num_threads(), &shared, &mut lower);
-            front.sort_by(|x, y| x.lb.total_cmp(&y.lb));
+            front.sort_by(|x, y| y.cmp(x));
             let task_lower = front
                 .par_iter()
                 .map(|&e| self.best_first(e, &shared))
@@ -345,7 +342,7 @@ impl<T: Bvtt> Search<'_, T> {
             lower = lower.min(task_lower);
         } else {
             let (a, b) = T::ROOT;
-            lower = self.best_first(Entry { lb: 0.0, a, b }, &shared);
+            lower = self.best_first(Entry::new(0.0, a, b), &shared);
         }
         let best = *shared.best.lock().unwrap_or_else(|e| e.into_inner());
         DistanceResult {
