@@ -280,43 +280,33 @@ fn crossing_point(a: &[DVec3; 3], b: &[DVec3; 3]) -> Option<DVec3> {
 /// ```
 pub fn triangle_distance(a: &[DVec3; 3], b: &[DVec3; 3]) -> TriDistance {
     let mut best_d2 = f64::INFINITY;
-    let mut pa = a[0];
-    let mut pb = b[0];
+    let (mut pa, mut pb) = (a[0], b[0]);
+    let mut offer = |p: DVec3, q: DVec3| {
+        let d2 = p.distance_squared(q);
+        if d2 < best_d2 {
+            (best_d2, pa, pb) = (d2, p, q);
+        }
+    };
     // 9 edge–edge pairs (they also cover vertex–edge and vertex–vertex).
     for i in 0..3 {
         let (a0, a1) = (a[i], a[(i + 1) % 3]);
         for j in 0..3 {
             let (_, _, p, q) = segment_segment_closest(a0, a1, b[j], b[(j + 1) % 3]);
-            let d2 = p.distance_squared(q);
-            if d2 < best_d2 {
-                best_d2 = d2;
-                pa = p;
-                pb = q;
-            }
+            offer(p, q);
         }
     }
     // 6 vertex–face pairs (interior projections; boundary cases are edge–edge above).
     if let Some(plane) = FacePlane::new(b) {
         for &v in a {
             if let Some(q) = plane.project(v) {
-                let d2 = v.distance_squared(q);
-                if d2 < best_d2 {
-                    best_d2 = d2;
-                    pa = v;
-                    pb = q;
-                }
+                offer(v, q);
             }
         }
     }
     if let Some(plane) = FacePlane::new(a) {
         for &v in b {
             if let Some(q) = plane.project(v) {
-                let d2 = v.distance_squared(q);
-                if d2 < best_d2 {
-                    best_d2 = d2;
-                    pa = q;
-                    pb = v;
-                }
+                offer(q, v);
             }
         }
     }

@@ -244,18 +244,12 @@ pub fn distance_from<B: BoundingVolume>(
     hint: Option<[u32; 2]>,
 ) -> Result<DistanceResult, DistanceError> {
     check(a, b, options)?;
-    let search = traverse::Search {
-        tt: binary::BinaryBvtt {
-            an: &a.tree.nodes,
-            bn: &b.tree.nodes,
-            map: traverse::Mapped::new(&a.pose, &b.pose, b.tree.nodes[0].bv.reach()),
-        },
-        am: a.mesh,
-        bm: b.mesh,
-        pose_a: a.pose,
-        pose_b: b.pose,
-        options: *options,
+    let tt = binary::BinaryBvtt {
+        an: &a.tree.nodes,
+        bn: &b.tree.nodes,
+        map: traverse::Mapped::new(&a.pose, &b.pose, b.tree.nodes[0].bv.reach()),
     };
+    let search = traverse::Search::new(tt, (a.mesh, a.pose), (b.mesh, b.pose), options);
     Ok(search.run(hint))
 }
 
@@ -315,18 +309,12 @@ pub fn distance_wide_from(
     hint: Option<[u32; 2]>,
 ) -> Result<DistanceResult, DistanceError> {
     check(&a.binary(), &b.binary(), options)?;
-    let search = traverse::Search {
-        tt: wide::WideBvtt {
-            a: a.tree,
-            b: b.tree,
-            map: traverse::Mapped::new(&a.pose, &b.pose, b.tree.reach()),
-        },
-        am: a.mesh,
-        bm: b.mesh,
-        pose_a: a.pose,
-        pose_b: b.pose,
-        options: *options,
+    let tt = wide::WideBvtt {
+        a: a.tree,
+        b: b.tree,
+        map: traverse::Mapped::new(&a.pose, &b.pose, b.tree.reach()),
     };
+    let search = traverse::Search::new(tt, (a.mesh, a.pose), (b.mesh, b.pose), options);
     Ok(search.run(hint))
 }
 

@@ -138,15 +138,32 @@ struct Shared {
 
 /// One query: the meshes, poses and options around a [`Bvtt`].
 pub(super) struct Search<'q, T> {
-    pub(super) tt: T,
-    pub(super) am: &'q TriMesh,
-    pub(super) bm: &'q TriMesh,
-    pub(super) pose_a: Pose64,
-    pub(super) pose_b: Pose64,
-    pub(super) options: DistanceOptions,
+    tt: T,
+    am: &'q TriMesh,
+    bm: &'q TriMesh,
+    pose_a: Pose64,
+    pose_b: Pose64,
+    options: DistanceOptions,
 }
 
-impl<T: Bvtt> Search<'_, T> {
+impl<'q, T: Bvtt> Search<'q, T> {
+    /// The query of meshes `a` and `b` at their poses over the BVTT `tt`.
+    pub(super) fn new(
+        tt: T,
+        (am, pose_a): (&'q TriMesh, Pose64),
+        (bm, pose_b): (&'q TriMesh, Pose64),
+        options: &DistanceOptions,
+    ) -> Self {
+        Self {
+            tt,
+            am,
+            bm,
+            pose_a,
+            pose_b,
+            options: *options,
+        }
+    }
+
     fn threshold(&self) -> f64 {
         self.options.threshold.unwrap_or(f64::INFINITY)
     }
