@@ -7,7 +7,11 @@
 //! Usage: `rss_distance_bench [scenes dir] [passes] [scenes (comma-separated)]`
 //! (default `/work/shared/peers/scenes`, 19, `bunny-pair-distance,bumpy-pair-distance`);
 //! run under `chrt -f 50` for steadier figures. With `passes` = 1 every call is timed (for
-//! profilers). `RSS_BENCH_VERBOSE=1` prints every frame's answer.
+//! profilers). Environment: `RSS_BENCH_VERBOSE=1` prints every frame's answer,
+//! `RSS_BENCH_TREE=binary|wide` runs one tree kind only, `HOT=1` warms the caches with untimed
+//! calls on the same frame, `HINT=1` starts each call from the previous call's closest faces
+//! (as a `Context` does). The query sits in an out-of-line function (`query`) for callgrind's
+//! inclusive counts.
 
 use std::time::Instant;
 
