@@ -63,8 +63,8 @@ impl<N: LaneNode> LaneTree<N> {
         Self::from_tree(BvTree::build(mesh))
     }
 
-    /// Collapses `tree` (checked: links in range, no node reached twice). Unused slots repeat
-    /// the node's first volume.
+    /// Collapses `tree` (checked: links in range, no node reached twice). Unused slots hold
+    /// the volume of the whole node.
     pub fn from_tree(tree: BvTree<N::Bv>) -> Result<Self, WideError> {
         let wide = WideTree::<N::Bv, Wide8Node>::from_binary(&tree)?;
         let nodes = wide

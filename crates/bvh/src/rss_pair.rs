@@ -6,8 +6,8 @@
 //! [`transform_rigid`](crate::bounding_volume::BoundingVolume::transform_rigid)`(b)`,
 //! operation for operation in the same order, one pair per lane. IEEE f64 lane arithmetic
 //! rounds as the scalar code does, so every lane is bit for bit the scalar bound (proptests
-//! `rss_pair_bounds_bit_identical` in `tests/rss_pair.rs` and the wide ones in
-//! `tests/wide_rss.rs`), and so certified as it is. The one difference: the gaps' maximum is
+//! `rss_pair_bounds_bit_identical` and `wide_bounds_bit_identical` in
+//! `tests/rss_pair.rs`), and so certified as it is. The one difference: the gaps' maximum is
 //! `maxpd`, which may keep a NaN gap (infinite inputs) that `f64::max` would drop; the final
 //! `max(0.0)` then gives 0, a valid (trivial) bound.
 //!

@@ -88,7 +88,7 @@ wide_node!(Wide8Node, 8, "An 8-wide node (32 bytes).");
 pub struct WideTree<B, N> {
     /// The wide nodes.
     pub nodes: Vec<N>,
-    /// Slot volumes (unused slots hold a copy of the node's first volume).
+    /// Slot volumes (unused slots hold a copy of the whole node's volume).
     pub bvs: Vec<B>,
 }
 

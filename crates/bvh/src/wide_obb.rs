@@ -14,7 +14,7 @@ pub use crate::lane_tree::LANES;
 use crate::lane_tree::{LaneNode, LaneTree};
 use crate::obb::Obb;
 
-/// One node: its eight slots' boxes in lanes (unused slots repeat a used one and hold
+/// One node: its eight slots' boxes in lanes (unused slots hold the whole node's box and
 /// [`EMPTY`](crate::wide::EMPTY)), 640 bytes.
 #[repr(C, align(64))]
 #[derive(Clone, Copy, Debug, PartialEq)]

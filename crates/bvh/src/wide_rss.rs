@@ -11,7 +11,7 @@ use crate::lane_tree::{LaneNode, LaneTree, LANES};
 use crate::rss::Rss;
 use crate::rss_pair::{gaps, F64Lanes, RssLanes, V3};
 
-/// One node: its eight slots' volumes in lanes (unused slots repeat the first one and hold
+/// One node: its eight slots' volumes in lanes (unused slots hold the whole node's volume and
 /// [`EMPTY`](crate::wide::EMPTY)), 1,088 bytes.
 #[repr(C, align(64))]
 #[derive(Clone, Copy, Debug, PartialEq)]
