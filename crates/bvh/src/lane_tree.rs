@@ -37,6 +37,16 @@ pub trait LaneNode: Clone + std::fmt::Debug + Send + Sync {
     }
 }
 
+/// Whether `nodes` wide nodes can be named by slot references `node · 8 + slot` that stay
+/// below `u32::MAX` (the traversals' reference to a root).
+pub fn check_node_count(nodes: usize) -> Result<(), WideError> {
+    if nodes < (u32::MAX as usize) / LANES {
+        Ok(())
+    } else {
+        Err(WideError::TooManyNodes { nodes })
+    }
+}
+
 /// A tree in eight-volume lanes, with the binary tree it was collapsed from.
 #[derive(Clone, Debug)]
 pub struct LaneTree<N: LaneNode> {
@@ -67,6 +77,7 @@ impl<N: LaneNode> LaneTree<N> {
     /// the volume of the whole node.
     pub fn from_tree(tree: BvTree<N::Bv>) -> Result<Self, WideError> {
         let wide = WideTree::<N::Bv, Wide8Node>::from_binary(&tree)?;
+        check_node_count(wide.nodes.len())?;
         let nodes = wide
             .nodes
             .iter()
@@ -106,5 +117,19 @@ impl<N: LaneNode> LaneTree<N> {
     #[inline]
     pub fn face(c: u32) -> Option<u32> {
         (c & LEAF_BIT != 0 && c != EMPTY).then_some(c & !LEAF_BIT)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{check_node_count, LANES};
+
+    /// The largest allowed count keeps every slot reference below `u32::MAX`; one more fails.
+    #[test]
+    fn node_count_limit() {
+        let max = (u32::MAX as usize) / LANES - 1;
+        assert!(check_node_count(max).is_ok());
+        assert!(max * LANES + LANES - 1 < u32::MAX as usize);
+        assert!(check_node_count(max + 1).is_err());
     }
 }

@@ -39,6 +39,12 @@ pub enum WideError {
     /// The binary tree's links revisit a node (a cycle or a shared subtree).
     #[error("the binary tree's links revisit a node")]
     NotATree,
+    /// More wide nodes than slot references (`node · 8 + slot`, below `u32::MAX`) can name.
+    #[error("{nodes} wide nodes: slot references would overflow 32 bits")]
+    TooManyNodes {
+        /// Wide nodes of the collapsed tree.
+        nodes: usize,
+    },
 }
 
 /// A wide node layout with `WIDTH` child slots.

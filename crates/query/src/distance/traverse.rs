@@ -34,6 +34,9 @@ pub(super) trait Bvtt: Sync {
 /// Room for the children of one node pair.
 pub(super) type Children = [(u32, u32, f64); 8];
 
+/// An empty [`Children`] buffer.
+const NO_CHILDREN: Children = [(0, 0, 0.0); 8];
+
 /// B's model frame mapped into A's: the nearest rotation `q` of A⁻¹·B's linear part and the
 /// translation `t`, with `grow` (the residual `‖A⁻¹B − q‖` times the reach of B's contents)
 /// added to B's mapped volumes so bounds stay conservative, and `sigma` (a lower bound of A's
@@ -205,7 +208,7 @@ impl<'q, T: Bvtt> Search<'q, T> {
         let (mut a, mut b) = T::ROOT;
         while !self.tt.is_leaf_pair(a, b) {
             let mut pick: Option<(u32, u32, f64)> = None;
-            let mut kids = [(0, 0, 0.0); 8];
+            let mut kids = NO_CHILDREN;
             let n = self.tt.expand(a, b, &mut kids);
             for &(x, y, lb) in &kids[..n] {
                 let better = match pick {
@@ -243,7 +246,7 @@ impl<'q, T: Bvtt> Search<'q, T> {
     fn best_first(&self, start: Entry, shared: &Shared) -> f64 {
         let mut lower = f64::INFINITY;
         let mut heap = BinaryHeap::with_capacity(256);
-        let mut kids = [(0, 0, 0.0); 8];
+        let mut kids = NO_CHILDREN;
         let mut dive = Some(start);
         loop {
             let (e, from_heap) = match dive.take() {
@@ -297,7 +300,7 @@ impl<'q, T: Bvtt> Search<'q, T> {
     fn frontier(&self, target: usize, shared: &Shared, lower: &mut f64) -> Vec<Entry> {
         let (a, b) = T::ROOT;
         let mut front = vec![Entry::new(0.0, a, b)];
-        let mut kids = [(0, 0, 0.0); 8];
+        let mut kids = NO_CHILDREN;
         loop {
             let leaf = |e: &Entry| {
                 let (a, b) = e.nodes();
