@@ -9,6 +9,7 @@
 
 pub mod error;
 pub mod freeform;
+pub mod hull;
 #[cfg(feature = "parry")]
 pub mod interop;
 pub mod io;

@@ -15,6 +15,7 @@ mod bv;
 mod frame;
 mod near;
 mod node_test;
+mod separation;
 mod tracked;
 mod traverse;
 
@@ -38,6 +39,7 @@ pub use bv::{
     CollisionVolume, LocalMap, ModelObject,
 };
 pub use near::Witness;
+pub use separation::{separating_plane, PosedHull};
 pub use tracked::{exact_pairs, TrackedCollision};
 
 /// A mesh with its BVH (built or refitted for the mesh's current positions) and a rigid pose.

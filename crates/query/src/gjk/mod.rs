@@ -86,14 +86,33 @@ pub(crate) fn gjk_run<A: SupportMap + ?Sized, B: SupportMap + ?Sized>(
     rel_tol: f64,
     separating_exit: bool,
 ) -> (Simplex, Outcome) {
+    gjk_run_from(a, b, rel_tol, separating_exit, DVec3::X, MAX_ITERATIONS)
+}
+
+/// [`gjk_run`] with the first search direction `first` (a point of `A − B`'s direction from
+/// the origin, e.g. between the shapes' centres) and at most `iterations` support steps; when
+/// they run out the outcome is `Separated` unless the simplex already holds the origin.
+pub(crate) fn gjk_run_from<A: SupportMap + ?Sized, B: SupportMap + ?Sized>(
+    a: &A,
+    b: &B,
+    rel_tol: f64,
+    separating_exit: bool,
+    first: DVec3,
+    iterations: usize,
+) -> (Simplex, Outcome) {
     let rel_tol = if rel_tol.is_finite() {
         rel_tol.max(1e-15)
     } else {
         1e-12
     };
     let mut s = Simplex::default();
-    s.add_and_reduce(support_vertex(a, b, DVec3::X));
-    for _ in 0..MAX_ITERATIONS {
+    let first = if first.length_squared() > 0.0 && first.is_finite() {
+        first
+    } else {
+        DVec3::X
+    };
+    s.add_and_reduce(support_vertex(a, b, first));
+    for _ in 0..iterations {
         let v = s.point();
         let vv = v.length_squared();
         if s.verts.len() == 4 || vv <= CONTACT_TOL * s.max_norm2() {

@@ -72,17 +72,21 @@ impl Simplex {
     /// Adds `v`, then reduces to the minimal sub-simplex nearest the origin (Johnson).
     pub fn add_and_reduce(&mut self, v: Vertex) {
         self.verts.push(v);
-        let (mask, lambdas) = johnson(&self.verts.iter().map(|v| v.w).collect::<Vec<_>>());
-        let mut verts = Vec::with_capacity(4);
-        let mut weights = Vec::with_capacity(4);
-        for (i, v) in self.verts.iter().enumerate() {
-            if mask & (1 << i) != 0 {
-                verts.push(*v);
-                weights.push(lambdas[i]);
-            }
+        let n = self.verts.len();
+        let mut w = [DVec3::ZERO; 4];
+        for (w, v) in w.iter_mut().zip(&self.verts) {
+            *w = v.w;
         }
-        self.verts = verts;
-        self.weights = weights;
+        let (mask, lambdas) = johnson(&w[..n]);
+        // Keep the chosen vertices in order, in place.
+        let mut kept = 0;
+        self.weights.clear();
+        for i in bits(mask) {
+            self.verts[kept] = self.verts[i];
+            self.weights.push(lambdas[i]);
+            kept += 1;
+        }
+        self.verts.truncate(kept);
     }
 }
 
@@ -97,69 +101,46 @@ pub(crate) fn johnson(y: &[DVec3]) -> (usize, [f64; 4]) {
             dp[i][j] = y[i].dot(y[j]);
         }
     }
-    // delta[mask][i]: cofactor Δ_i(X) for subset `mask`.
+    // delta[mask][i]: cofactor Δ_i(X) for subset `mask` (sums in ascending `i`).
     let mut delta = [[0.0f64; 4]; 16];
     let full = (1usize << n) - 1;
     for mask in 1..=full {
-        let bits = mask.count_ones();
-        if bits == 1 {
+        if mask.count_ones() == 1 {
             delta[mask][mask.trailing_zeros() as usize] = 1.0;
             continue;
         }
-        for j in 0..n {
-            if mask & (1 << j) == 0 {
-                continue;
-            }
+        for j in bits(mask) {
             let x = mask & !(1 << j);
             let k = x.trailing_zeros() as usize;
             let mut s = 0.0;
-            for i in 0..n {
-                if x & (1 << i) != 0 {
-                    s += delta[x][i] * (dp[i][k] - dp[i][j]);
-                }
+            for i in bits(x) {
+                s += delta[x][i] * (dp[i][k] - dp[i][j]);
             }
             delta[mask][j] = s;
         }
     }
     let weights_of = |mask: usize| -> [f64; 4] {
-        let total: f64 = (0..n)
-            .filter(|&i| mask & (1 << i) != 0)
-            .map(|i| delta[mask][i])
-            .sum();
+        let total: f64 = bits(mask).map(|i| delta[mask][i]).sum();
         let mut l = [0.0; 4];
-        for i in 0..n {
-            if mask & (1 << i) != 0 {
-                l[i] = delta[mask][i] / total;
-            }
+        for i in bits(mask) {
+            l[i] = delta[mask][i] / total;
         }
         l
     };
     // The newest point (last) always belongs to the answer in exact arithmetic; test subsets
     // containing it first, smallest first, like the classic algorithm.
-    let last = 1usize << (n - 1);
-    let mut order: Vec<usize> = (1..=full).collect();
-    order.sort_by_key(|&m| (m & last == 0, m.count_ones()));
-    for &mask in &order {
-        let inside = (0..n)
-            .filter(|&i| mask & (1 << i) != 0)
-            .all(|i| delta[mask][i] > 0.0);
-        if !inside {
+    for &mask in ORDER[n - 1] {
+        if !bits(mask).all(|i| delta[mask][i] > 0.0) {
             continue;
         }
-        let outside_ok = (0..n)
-            .filter(|&j| mask & (1 << j) == 0)
-            .all(|j| delta[mask | (1 << j)][j] <= 0.0);
-        if outside_ok {
+        if bits(full & !mask).all(|j| delta[mask | (1 << j)][j] <= 0.0) {
             return (mask, weights_of(mask));
         }
     }
     // Backup: the nearest point among all subsets with positive cofactors.
     let mut best = (1usize << (n - 1), f64::INFINITY, [0.0; 4]);
     for (mask, dm) in delta.iter().enumerate().take(full + 1).skip(1) {
-        let positive = (0..n)
-            .filter(|&i| mask & (1 << i) != 0)
-            .all(|i| dm[i] > 0.0);
-        if !positive {
+        if !bits(mask).all(|i| dm[i] > 0.0) {
             continue;
         }
         let l = weights_of(mask);
@@ -178,9 +159,42 @@ pub(crate) fn johnson(y: &[DVec3]) -> (usize, [f64; 4]) {
     }
 }
 
+/// The set bits of `mask`, lowest first.
+#[inline]
+fn bits(mask: usize) -> impl Iterator<Item = usize> {
+    let mut m = mask;
+    std::iter::from_fn(move || {
+        (m != 0).then(|| {
+            let i = m.trailing_zeros() as usize;
+            m &= m - 1;
+            i
+        })
+    })
+}
+
+/// For `n` points (index `n − 1`): the subsets in the order Johnson's test tries them — those
+/// holding the newest point first, then by size, then by mask.
+const ORDER: [&[usize]; 4] = [
+    &[1],
+    &[2, 3, 1],
+    &[4, 5, 6, 7, 1, 2, 3],
+    &[8, 9, 10, 12, 11, 13, 14, 15, 1, 2, 4, 3, 5, 6, 7],
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `ORDER` is the sort of every subset by (without the newest point, size), stable.
+    #[test]
+    fn order_table() {
+        for n in 1..=4usize {
+            let last = 1 << (n - 1);
+            let mut order: Vec<usize> = (1..1 << n).collect();
+            order.sort_by_key(|&m| (m & last == 0, m.count_ones()));
+            assert_eq!(ORDER[n - 1], order.as_slice());
+        }
+    }
 
     #[test]
     fn segment_interior() {

@@ -1,0 +1,201 @@
+//! Separating planes: a proof that two posed meshes are apart that costs a few support steps on
+//! their convex hulls instead of a traversal of their trees.
+//!
+//! A plane with every vertex of A on one side and every vertex of B beyond the other side by
+//! more than the margin proves that no triangle pair touches: triangles are convex hulls of
+//! their corners. The search is GJK on the two hulls ([`ConvexHull`], support points by climbing
+//! the hull's edges), started from the direction between the hulls' centres and stopped at the
+//! first separating axis. The proof is then checked on its own, beyond rounding:
+//!
+//! * each side's extent along the plane's normal is a certified hull support
+//!   ([`ConvexHull::support`]: an upper bound of the dot product over all of the mesh's
+//!   vertices);
+//! * it is taken in the model frame with the normal mapped by the pose's transpose, which equals
+//!   the world dot product of the exact pose; the gap between that and the f64 world corners the
+//!   exact triangle tests read ([`gprox_geometry::transform::transform_point`]) is bounded by
+//!   `PAD` times the world coordinates' magnitude, on each side.
+//!
+//! A search that finds no plane — the hulls overlap, or their gap is within rounding — says
+//! nothing, and the caller traverses the trees. Any affine pose works (the normal is mapped by
+//! the transpose of the linear part).
+
+use glam::DVec3;
+use gprox_geometry::hull::ConvexHull;
+use gprox_geometry::transform::Pose64;
+use std::cell::Cell;
+
+use crate::gjk::{gjk_run_from, Outcome, SupportMap};
+
+/// Bound on the rounding of one side's extent, relative to the magnitude of the world
+/// coordinates times the normal's 1-norm: the pose's product, the normal's mapping and the
+/// dot products each round a few times at `2⁻⁵³`.
+const PAD: f64 = 1e-13;
+
+/// A mesh's convex hull under a pose.
+#[derive(Clone, Copy, Debug)]
+pub struct PosedHull<'a> {
+    /// The hull of the mesh's vertices (model frame).
+    pub hull: &'a ConvexHull,
+    /// Local-to-world pose.
+    pub pose: Pose64,
+}
+
+impl PosedHull<'_> {
+    /// `Mᵀ d`: the model-frame direction whose dot product with a model point equals `d`'s
+    /// with its world image, less the translation's.
+    fn local(&self, d: DVec3) -> DVec3 {
+        let r = &self.pose.rows;
+        DVec3::new(
+            r[0][0] * d.x + r[1][0] * d.y + r[2][0] * d.z,
+            r[0][1] * d.x + r[1][1] * d.y + r[2][1] * d.z,
+            r[0][2] * d.x + r[1][2] * d.y + r[2][2] * d.z,
+        )
+    }
+
+    fn translation(&self) -> DVec3 {
+        let r = &self.pose.rows;
+        DVec3::new(r[0][3], r[1][3], r[2][3])
+    }
+
+    fn world(&self, p: DVec3) -> DVec3 {
+        let r = &self.pose.rows;
+        let row = |r: &[f64; 4]| ((r[0] * p.x + r[1] * p.y) + r[2] * p.z) + r[3];
+        DVec3::new(row(&r[0]), row(&r[1]), row(&r[2]))
+    }
+
+    /// A bound on the magnitude of every world coordinate of the mesh (and of the pose's
+    /// product before the translation).
+    fn magnitude(&self) -> f64 {
+        let reach = self.hull.reach();
+        self.pose
+            .rows
+            .iter()
+            .map(|r| (r[0].abs() + r[1].abs() + r[2].abs()) * reach + r[3].abs())
+            .fold(0.0, f64::max)
+    }
+}
+
+/// The GJK support map of a posed hull, climbing on from its last answer.
+struct Climber<'h> {
+    posed: &'h PosedHull<'h>,
+    last: Cell<Option<u32>>,
+}
+
+impl SupportMap for Climber<'_> {
+    fn support(&self, dir: DVec3) -> (DVec3, u32) {
+        let local = self.posed.local(dir);
+        let hull = self.posed.hull;
+        // From the last answer or the direction's seed, whichever is higher already.
+        let seed = hull.seed(local);
+        let height = |v: u32| local.dot(hull.points()[v as usize]);
+        let from = match self.last.get() {
+            Some(last) if height(last) > height(seed) => last,
+            _ => seed,
+        };
+        let v = hull.climb(local, from);
+        self.last.set(Some(v));
+        (self.posed.world(hull.points()[v as usize]), v)
+    }
+}
+
+/// A unit normal `n` (world) such that every vertex of `a` lies beyond every vertex of `b`
+/// along `n` by more than `margin`: `min n·a − max n·b > margin`, proven beyond rounding, so
+/// no triangle of `a` comes within `margin` of a triangle of `b`. `None` when the search finds
+/// no such plane (the hulls overlap or come too close); that proves nothing.
+///
+/// The line between the hulls' centres is tried first (two supports); then up to `steps`
+/// GJK steps (two supports each; a separated pair of smooth hulls takes a handful, overlapping
+/// hulls stop sooner, when the simplex holds the origin). Each support is a walk over the
+/// hull's edges, so its cost is a chain of dependent memory reads: with `steps = 0` the search
+/// stays cheap when it fails, which suits a pair tried every frame.
+///
+/// ```
+/// use gprox_geometry::{glam::{Affine3A, DVec3, Vec3}, hull::ConvexHull, scene::torus, transform::Pose64};
+/// use gprox_query::collide::{separating_plane, PosedHull};
+/// let mesh = torus(1.0, 0.3, 24, 12).unwrap();
+/// let hull = ConvexHull::of_mesh(&mesh).unwrap();
+/// let at = |x: f32| Pose64::from_affine(&Affine3A::from_translation(Vec3::new(x, 0.0, 0.0)));
+/// let a = PosedHull { hull: &hull, pose: at(0.0) };
+/// let n = separating_plane(&PosedHull { hull: &hull, pose: at(3.0) }, &a, 0.0, 0).unwrap();
+/// assert!(n.x > 0.99);
+/// // Interlocked tori: their hulls overlap, so no plane (the trees must decide).
+/// assert!(separating_plane(&PosedHull { hull: &hull, pose: at(1.0) }, &a, 0.0, 16).is_none());
+/// ```
+pub fn separating_plane(
+    a: &PosedHull<'_>,
+    b: &PosedHull<'_>,
+    margin: f64,
+    steps: usize,
+) -> Option<DVec3> {
+    if !(margin.is_finite() && margin >= 0.0) {
+        return None;
+    }
+    let (ca, cb) = (a.world(a.hull.centroid()), b.world(b.hull.centroid()));
+    // The line between the centres first: for two roundish shapes side by side it separates
+    // them at the cost of two supports.
+    if let Some(n) = proven(a, b, ca - cb, margin, [None; 2]) {
+        return Some(n);
+    }
+    if steps == 0 {
+        return None;
+    }
+    let (sa, sb) = (
+        Climber {
+            posed: a,
+            last: Cell::new(None),
+        },
+        Climber {
+            posed: b,
+            last: Cell::new(None),
+        },
+    );
+    let (simplex, outcome) = gjk_run_from(&sa, &sb, 1e-12, true, ca - cb, steps);
+    if outcome == Outcome::Intersecting {
+        return None;
+    }
+    proven(
+        a,
+        b,
+        simplex.point(),
+        margin,
+        [sa.last.get(), sb.last.get()],
+    )
+}
+
+/// The unit normal along `v` if it separates `a` from `b` by more than `margin`, proven beyond
+/// rounding; supports climb from `from` where given.
+fn proven(
+    a: &PosedHull<'_>,
+    b: &PosedHull<'_>,
+    v: DVec3,
+    margin: f64,
+    from: [Option<u32>; 2],
+) -> Option<DVec3> {
+    let n = v / v.length();
+    if !n.is_finite() {
+        return None;
+    }
+    // `min n·a` is `−max (−n)·a`: both extents as certified upper bounds in the model frames.
+    let low_a = -extent(a, -n, from[0])?;
+    let high_b = extent(b, n, from[1])?;
+    // The margin's comparison is widened so that a gap the triangle distances might round to
+    // `≤ margin` is not claimed.
+    (low_a - high_b > margin * (1.0 + 1e-12)).then_some(n)
+}
+
+/// A certified upper bound of `n · w` over the world corners `w` of `p`'s mesh, widened by
+/// the rounding between model and world frames; `None` if the support is not certified.
+fn extent(p: &PosedHull<'_>, n: DVec3, from: Option<u32>) -> Option<f64> {
+    let local = p.local(n);
+    let s = match from {
+        Some(v) => p.hull.support_from(local, v),
+        None => p.hull.support(local),
+    };
+    if !s.certified {
+        return None;
+    }
+    let bound = s.value + n.dot(p.translation());
+    let pad = PAD * p.magnitude() * (n.x.abs() + n.y.abs() + n.z.abs());
+    let e = bound + pad;
+    e.is_finite().then_some(e)
+}
