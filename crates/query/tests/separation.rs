@@ -103,7 +103,7 @@ proptest! {
     }
 
     /// Apart by more than the hulls' sizes allow to overlap: the search (with GJK steps) always
-    /// finds a plane, and the centre line alone finds one for balls side by side.
+    /// finds a plane, also with a margin of half the least gap.
     #[test]
     fn far_pairs_are_proven(
         angles in [[-3.2f32..3.2, -3.2..3.2, -3.2..3.2], [-3.2f32..3.2, -3.2..3.2, -3.2..3.2]],

@@ -22,6 +22,7 @@
 use glam::DVec3;
 use gprox_geometry::hull::ConvexHull;
 use gprox_geometry::transform::Pose64;
+
 use std::cell::Cell;
 
 use crate::gjk::{gjk_run_from, Outcome, SupportMap};
@@ -75,24 +76,39 @@ impl PosedHull<'_> {
     }
 }
 
-/// The GJK support map of a posed hull, climbing on from its last answer.
-struct Climber<'h> {
+/// A GJK support map of a posed hull: approximate, in one read of the hull's direction table
+/// ([`ConvexHull::seed_point`], small enough to stay in cache from frame to frame), or exact,
+/// climbing the hull's edges from the better of the last answer and the table's vertex.
+struct HullSupport<'h> {
     posed: &'h PosedHull<'h>,
+    exact: bool,
     last: Cell<Option<u32>>,
 }
 
-impl SupportMap for Climber<'_> {
+impl<'h> HullSupport<'h> {
+    fn new(posed: &'h PosedHull<'h>, exact: bool) -> Self {
+        Self {
+            posed,
+            exact,
+            last: Cell::new(None),
+        }
+    }
+}
+
+impl SupportMap for HullSupport<'_> {
     fn support(&self, dir: DVec3) -> (DVec3, u32) {
         let local = self.posed.local(dir);
         let hull = self.posed.hull;
-        // From the last answer or the direction's seed, whichever is higher already.
-        let seed = hull.seed(local);
-        let height = |v: u32| local.dot(hull.points()[v as usize]);
-        let from = match self.last.get() {
-            Some(last) if height(last) > height(seed) => last,
-            _ => seed,
+        let (seed, p) = hull.seed_point(local);
+        let v = if self.exact {
+            let from = match self.last.get() {
+                Some(last) if local.dot(hull.points()[last as usize]) > local.dot(p) => last,
+                _ => seed,
+            };
+            hull.climb(local, from)
+        } else {
+            seed
         };
-        let v = hull.climb(local, from);
         self.last.set(Some(v));
         (self.posed.world(hull.points()[v as usize]), v)
     }
@@ -103,11 +119,14 @@ impl SupportMap for Climber<'_> {
 /// no triangle of `a` comes within `margin` of a triangle of `b`. `None` when the search finds
 /// no such plane (the hulls overlap or come too close); that proves nothing.
 ///
-/// The line between the hulls' centres is tried first (two supports); then up to `steps`
-/// GJK steps (two supports each; a separated pair of smooth hulls takes a handful, overlapping
-/// hulls stop sooner, when the simplex holds the origin). Each support is a walk over the
-/// hull's edges, so its cost is a chain of dependent memory reads: with `steps = 0` the search
-/// stays cheap when it fails, which suits a pair tried every frame.
+/// `steps = 0` tries the line between the hulls' centres only. Otherwise up to `steps` GJK
+/// steps run from that line on approximate supports read from each hull's table of 1,536
+/// directions ([`ConvexHull::seed_point`]: a small table that stays in cache, where a walk
+/// over the hull's edges is a chain of dependent memory reads); where the plane they give
+/// does not hold, up to `steps` more run on the exact supports from there. A separated pair of
+/// smooth hulls takes a handful of steps; overlapping hulls stop sooner, when the simplex holds
+/// the origin. Each plane is checked on the exact hulls (two certified supports,
+/// [`ConvexHull::support_from`]) before it is returned.
 ///
 /// ```
 /// use gprox_geometry::{glam::{Affine3A, DVec3, Vec3}, hull::ConvexHull, scene::torus, transform::Pose64};
@@ -131,35 +150,32 @@ pub fn separating_plane(
         return None;
     }
     let (ca, cb) = (a.world(a.hull.centroid()), b.world(b.hull.centroid()));
-    // The line between the centres first: for two roundish shapes side by side it separates
-    // them at the cost of two supports.
-    if let Some(n) = proven(a, b, ca - cb, margin, [None; 2]) {
-        return Some(n);
-    }
     if steps == 0 {
-        return None;
+        return proven(a, b, ca - cb, margin, [None; 2]);
     }
-    let (sa, sb) = (
-        Climber {
-            posed: a,
-            last: Cell::new(None),
-        },
-        Climber {
-            posed: b,
-            last: Cell::new(None),
-        },
-    );
-    let (simplex, outcome) = gjk_run_from(&sa, &sb, 1e-12, true, ca - cb, steps);
-    if outcome == Outcome::Intersecting {
-        return None;
+    // The tables first; where they fall short, the exact supports from where they stopped.
+    let mut v = ca - cb;
+    for exact in [false, true] {
+        let (sa, sb) = (HullSupport::new(a, exact), HullSupport::new(b, exact));
+        let (simplex, outcome) = gjk_run_from(&sa, &sb, 1e-12, Some(margin), v, steps);
+        if outcome == Outcome::Intersecting {
+            return None;
+        }
+        v = simplex.point();
+        let n = v / v.length();
+        if !n.is_finite() {
+            return None;
+        }
+        // A table's gap along `n` is at least the true one (its points are hull vertices):
+        // only a gap beyond the margin there is worth the exact check.
+        let ((pa, va), (pb, vb)) = (sa.support(-n), sb.support(n));
+        if n.dot(pa) - n.dot(pb) > margin {
+            if let Some(n) = proven(a, b, n, margin, [Some(va), Some(vb)]) {
+                return Some(n);
+            }
+        }
     }
-    proven(
-        a,
-        b,
-        simplex.point(),
-        margin,
-        [sa.last.get(), sb.last.get()],
-    )
+    None
 }
 
 /// The unit normal along `v` if it separates `a` from `b` by more than `margin`, proven beyond

@@ -86,17 +86,19 @@ pub(crate) fn gjk_run<A: SupportMap + ?Sized, B: SupportMap + ?Sized>(
     rel_tol: f64,
     separating_exit: bool,
 ) -> (Simplex, Outcome) {
-    gjk_run_from(a, b, rel_tol, separating_exit, DVec3::X, MAX_ITERATIONS)
+    let exit = separating_exit.then_some(0.0);
+    gjk_run_from(a, b, rel_tol, exit, DVec3::X, MAX_ITERATIONS)
 }
 
 /// [`gjk_run`] with the first search direction `first` (a point of `A − B`'s direction from
 /// the origin, e.g. between the shapes' centres) and at most `iterations` support steps; when
-/// they run out the outcome is `Separated` unless the simplex already holds the origin.
+/// they run out the outcome is `Separated` unless the simplex already holds the origin. With
+/// `exit = Some(gap)` it stops at the first axis that separates the shapes by more than `gap`.
 pub(crate) fn gjk_run_from<A: SupportMap + ?Sized, B: SupportMap + ?Sized>(
     a: &A,
     b: &B,
     rel_tol: f64,
-    separating_exit: bool,
+    exit: Option<f64>,
     first: DVec3,
     iterations: usize,
 ) -> (Simplex, Outcome) {
@@ -120,7 +122,7 @@ pub(crate) fn gjk_run_from<A: SupportMap + ?Sized, B: SupportMap + ?Sized>(
         }
         let w = support_vertex(a, b, v);
         let vw = v.dot(w.w);
-        if separating_exit && vw > 0.0 {
+        if exit.is_some_and(|gap| vw > gap * vv.sqrt()) {
             return (s, Outcome::Separated);
         }
         if vv - vw <= rel_tol * vv || s.contains(w.w) {
