@@ -5,7 +5,7 @@
 
 use glam::{Affine3A, DVec3, Quat, Vec3};
 use gprox_geometry::hull::ConvexHull;
-use gprox_geometry::scene::torus;
+use gprox_geometry::scene::{box_mesh, torus};
 use gprox_geometry::transform::{transform_point, transform_triangle, Pose64};
 use gprox_geometry::tri_distance::triangle_distance;
 use gprox_geometry::TriMesh;
@@ -141,22 +141,7 @@ fn touching_pairs_get_none() {
         assert!(separating_plane(&posed(at(1.0)), &posed(at(0.0)), 0.0, steps).is_none());
     }
     // Unit cubes sharing a face (distance exactly 0), then a float's width apart.
-    let corners: Vec<Vec3> = (0..8)
-        .map(|i| Vec3::new((i & 1) as f32, (i >> 1 & 1) as f32, (i >> 2) as f32))
-        .collect();
-    let quads = [
-        [0, 2, 3, 1],
-        [4, 5, 7, 6],
-        [0, 1, 5, 4],
-        [2, 6, 7, 3],
-        [0, 4, 6, 2],
-        [1, 3, 7, 5],
-    ];
-    let faces = quads
-        .iter()
-        .flat_map(|q| [[q[0], q[1], q[2]], [q[0], q[2], q[3]]])
-        .collect();
-    let cube = TriMesh::new(corners, faces).unwrap();
+    let cube = box_mesh(Vec3::ZERO, Vec3::ONE).unwrap();
     let hc = ConvexHull::of_mesh(&cube).unwrap();
     let cubes = |x: f32| {
         separating_plane(
