@@ -10,9 +10,9 @@
 //! On a convex polytope a vertex none of whose edges ascends is a global maximum, so the climb
 //! ends at one; [`Support::certified`] says whether the final comparisons were decided beyond
 //! rounding (a plateau of edges nearly orthogonal to the direction is explored as a whole).
-//! The collision queries use it to prove two rigid models apart by a separating plane.
+//! `gprox_query::collide::separating_plane` uses it to prove two posed meshes apart.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use glam::{DVec3, Vec3};
 
@@ -120,10 +120,10 @@ impl ConvexHull {
                 used[v as usize] = true;
             }
         }
-        let mut seen: HashMap<[u32; 3], ()> = HashMap::new();
+        let mut seen: HashSet<[u32; 3]> = HashSet::new();
         let mut ids = Vec::new();
         for (v, p) in mesh.positions().iter().enumerate() {
-            if used[v] && seen.insert(p.to_array().map(f32::to_bits), ()).is_none() {
+            if used[v] && seen.insert(p.to_array().map(f32::to_bits)) {
                 ids.push(v as u32);
             }
         }
@@ -534,11 +534,10 @@ impl<'p> Builder<'p> {
         }
         for j in 0..horizon.len() {
             let id = first as usize + j;
-            let [u, v, _] = self.facets[id].v;
+            let v = self.facets[id].v[1];
             let after = *by_start.get(&v)?;
             self.facets[id].adj[1] = after;
             self.facets[after as usize].adj[2] = id as u32;
-            let _ = u;
         }
         if self.facets[first as usize..]
             .iter()
