@@ -3,9 +3,11 @@
 //!
 //! A plane with every vertex of A on one side and every vertex of B beyond the other side by
 //! more than the margin proves that no triangle pair touches: triangles are convex hulls of
-//! their corners. The search is GJK on the two hulls ([`ConvexHull`], support points by climbing
-//! the hull's edges), started from the direction between the hulls' centres and stopped at the
-//! first separating axis. The proof is then checked on its own, beyond rounding:
+//! their corners. The search is GJK on the two hulls ([`ConvexHull`]), started from the
+//! direction between the hulls' centres and stopped at the first axis that separates them by
+//! more than the margin: first on each hull's direction table, then, if that plane does not
+//! hold, on supports that climb the hull's edges. The proof is then checked on its own, beyond
+//! rounding:
 //!
 //! * each side's extent along the plane's normal is a certified hull support
 //!   ([`ConvexHull::support`]: an upper bound of the dot product over all of the mesh's
@@ -31,6 +33,10 @@ use crate::gjk::{gjk_run_from, Outcome, SupportMap};
 /// coordinates times the normal's 1-norm: the pose's product, the normal's mapping and the
 /// dot products each round a few times at `2⁻⁵³`.
 const PAD: f64 = 1e-13;
+
+/// Bound on the rounding of a triangle distance, relative to the coordinates' magnitude (far
+/// above the few roundings of the distance computation).
+const DISTANCE_ROUNDING: f64 = 1e-12;
 
 /// A mesh's convex hull under a pose.
 #[derive(Clone, Copy, Debug)]
@@ -194,9 +200,15 @@ fn proven(
     // `min n·a` is `−max (−n)·a`: both extents as certified upper bounds in the model frames.
     let low_a = -extent(a, -n, from[0])?;
     let high_b = extent(b, n, from[1])?;
-    // The margin's comparison is widened so that a gap the triangle distances might round to
-    // `≤ margin` is not claimed.
-    (low_a - high_b > margin * (1.0 + 1e-12)).then_some(n)
+    // With a margin the contact test compares rounded triangle distances with it: a gap within
+    // their rounding (relative to the coordinates, not to the margin) is not claimed. Without
+    // one the contact test is exact, and any positive gap stands.
+    let slack = if margin > 0.0 {
+        margin * 1e-12 + DISTANCE_ROUNDING * (a.magnitude() + b.magnitude())
+    } else {
+        0.0
+    };
+    (low_a - high_b > margin + slack).then_some(n)
 }
 
 /// A certified upper bound of `n · w` over the world corners `w` of `p`'s mesh, widened by
