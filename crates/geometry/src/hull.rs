@@ -27,11 +27,10 @@ pub struct ConvexHull {
     ids: Vec<u32>,
     /// Position of each hull vertex (the mesh's, exactly, in f64).
     points: Vec<DVec3>,
-    /// Neighbours of hull vertex `i`: `adjacent[start[i]..start[i + 1]]`.
+    /// Neighbours of hull vertex `i`: `steps[start[i]..start[i + 1]]`, each with its position
+    /// and the bounds of its own list inline ([`Step`]), so a climb step reads one contiguous
+    /// record and nothing that depends on it.
     start: Vec<u32>,
-    adjacent: Vec<u32>,
-    /// The same lists with each neighbour's position and list bounds inline ([`Step`]), so a
-    /// climb step reads one contiguous record and nothing that depends on it.
     steps: Vec<Step>,
     /// Facets, as hull vertex indices, counter-clockwise seen from outside.
     facets: Vec<[u32; 3]>,
@@ -165,23 +164,27 @@ impl ConvexHull {
         }
         let start = degree.clone();
         let mut fill = degree;
-        let mut adjacent = vec![0; facets.len() * 3];
+        let mut steps = vec![
+            Step {
+                p: [0.0; 3],
+                id: 0,
+                first: 0,
+                end: 0,
+            };
+            facets.len() * 3
+        ];
         for f in &facets {
             for k in 0..3 {
-                let (u, v) = (f[k], f[(k + 1) % 3]);
-                adjacent[fill[u as usize] as usize] = v;
-                fill[u as usize] += 1;
+                let (u, v) = (f[k] as usize, f[(k + 1) % 3]);
+                steps[fill[u] as usize] = Step {
+                    p: points[v as usize].as_vec3().to_array(),
+                    id: v,
+                    first: start[v as usize],
+                    end: start[v as usize + 1],
+                };
+                fill[u] += 1;
             }
         }
-        let steps = adjacent
-            .iter()
-            .map(|&u| Step {
-                p: points[u as usize].as_vec3().to_array(),
-                id: u,
-                first: start[u as usize],
-                end: start[u as usize + 1],
-            })
-            .collect();
         let reach = points
             .iter()
             .map(|p| p.abs().max_element())
@@ -190,9 +193,8 @@ impl ConvexHull {
         let mut hull = Self {
             ids: hull_ids,
             points,
-            steps,
             start,
-            adjacent,
+            steps,
             facets,
             seeds: Vec::new(),
             reach,
@@ -233,8 +235,10 @@ impl ConvexHull {
     }
 
     /// Neighbours of hull vertex `v` along hull edges.
-    pub fn neighbours(&self, v: u32) -> &[u32] {
-        &self.adjacent[self.start[v as usize] as usize..self.start[v as usize + 1] as usize]
+    pub fn neighbours(&self, v: u32) -> impl Iterator<Item = u32> + '_ {
+        self.steps[self.start[v as usize] as usize..self.start[v as usize + 1] as usize]
+            .iter()
+            .map(|s| s.id)
     }
 
     /// A hull vertex farthest along `dir`, climbing from the stored vertex of the cube-map cell
@@ -280,13 +284,8 @@ impl ConvexHull {
         // Climb by the steepest computed ascent (each step strictly increases the computed
         // height, so it ends).
         loop {
-            let record = &self.steps[first as usize..end as usize];
-            // The next record is one of the neighbours': ask for them all at once.
-            for s in record {
-                prefetch(self.steps.as_ptr().wrapping_add(s.first as usize));
-            }
             let mut best: Option<&Step> = None;
-            for s in record {
+            for s in &self.steps[first as usize..end as usize] {
                 let h = dir.dot(Vec3::from_array(s.p).as_dvec3());
                 if h > height {
                     height = h;
@@ -308,17 +307,18 @@ impl ConvexHull {
     fn certify(&self, dir: DVec3, top: u32) -> Support {
         let value_of = |v: u32| dir.dot(self.points[v as usize]);
         let value = value_of(top);
-        let mut plateau = vec![top];
+        let (mut plateau, mut len) = ([0u32; PLATEAU], 1);
+        plateau[0] = top;
         let mut next = 0;
         let mut certified = true;
         let mut bound = f64::NEG_INFINITY;
-        while next < plateau.len() {
+        while next < len {
             let v = plateau[next];
             next += 1;
             let pv = self.points[v as usize];
             let val = value_of(v);
             bound = bound.max(val + DOT_ERR * dir.abs().dot(pv.abs()));
-            for &u in self.neighbours(v) {
+            for u in self.neighbours(v) {
                 // The edge vector is exact (differences of f32 coordinates).
                 let e = self.points[u as usize] - pv;
                 let rise = dir.dot(e);
@@ -326,13 +326,15 @@ impl ConvexHull {
                 if rise < -err {
                     continue;
                 }
-                if rise > err || plateau.len() >= PLATEAU {
+                if plateau[..len].contains(&u) {
+                    continue;
+                }
+                if rise > err || len == PLATEAU {
                     certified = false;
                     break;
                 }
-                if !plateau.contains(&u) {
-                    plateau.push(u);
-                }
+                plateau[len] = u;
+                len += 1;
             }
             if !certified {
                 break;
@@ -346,22 +348,9 @@ impl ConvexHull {
     }
 }
 
-/// Asks the cache for the line at `p` (a hint: never faults, no effect off x86-64).
-#[inline(always)]
-fn prefetch<T>(p: *const T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch reads nothing and never faults, whatever the address.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast::<i8>())
-    };
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
-}
-
 /// A neighbour in a climb's adjacency record: its position (the mesh's f32 coordinates), its
 /// hull vertex index and the bounds of its own record.
 #[derive(Clone, Copy, Debug)]
-#[repr(C)]
 struct Step {
     p: [f32; 3],
     id: u32,

@@ -23,7 +23,7 @@
 
 use glam::DVec3;
 use gprox_geometry::hull::ConvexHull;
-use gprox_geometry::transform::Pose64;
+use gprox_geometry::transform::{transform_point, Pose64};
 
 use std::cell::Cell;
 
@@ -64,10 +64,10 @@ impl PosedHull<'_> {
         DVec3::new(r[0][3], r[1][3], r[2][3])
     }
 
+    /// World image of a model point (hull vertices are f32 values, so this is exactly
+    /// [`transform_point`] of the mesh vertex).
     fn world(&self, p: DVec3) -> DVec3 {
-        let r = &self.pose.rows;
-        let row = |r: &[f64; 4]| ((r[0] * p.x + r[1] * p.y) + r[2] * p.z) + r[3];
-        DVec3::new(row(&r[0]), row(&r[1]), row(&r[2]))
+        transform_point(&self.pose, p.as_vec3())
     }
 
     /// A bound on the magnitude of every world coordinate of the mesh (and of the pose's
