@@ -88,6 +88,14 @@ __device__ __forceinline__ uint32_t face_pair_distance(const DistanceQueryParams
   *pb = tb[0];
   return triangle_distance(ta, tb, d, pa, pb);
 }
+
+/// The best pair's closest points for gprox_distance_finish, out of line: the one-thread
+/// kernel's other work then does not share registers with the triangle distance.
+__device__ GPROX_NOINLINE void best_pair_points(const DistanceQueryParams& p, uint32_t fa,
+                                                uint32_t fb, DVec3* pa, DVec3* pb) {
+  double d;
+  face_pair_distance(p, fa, fb, &d, pa, pb);
+}
 }  // namespace dist
 }  // namespace gprox
 
@@ -309,8 +317,7 @@ GPROX_KERNEL(gprox_distance_finish, DistanceQueryParams) {
     // The best pair's closest points, recomputed (the same arithmetic: the same bits).
     fa = static_cast<uint32_t>(s->pair >> 32);
     fb = static_cast<uint32_t>(s->pair);
-    double d;
-    dist::face_pair_distance(p, fa, fb, &d, &pa, &pb);
+    dist::best_pair_points(p, fa, fb, &pa, &pb);
   }
   o->tri_a = fa;
   o->tri_b = fb;

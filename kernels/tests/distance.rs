@@ -132,6 +132,46 @@ proptest! {
     }
 }
 
+/// A finite f32 from every corner of the range (ordinary values, zeros, ±1e±30, the extremes).
+fn wide_coord() -> impl Strategy<Value = f32> {
+    prop_oneof![
+        4 => -2.0f32..2.0,
+        1 => prop::sample::select(vec![
+            0.0, -0.0, 1e30, -1e30, 1e-30, -1e-30, f32::MAX, f32::MIN, f32::MIN_POSITIVE,
+        ]),
+    ]
+}
+
+/// One triangle with `wide_coord` corners.
+fn wide_triangle() -> impl Strategy<Value = TriMesh> {
+    prop::array::uniform9(wide_coord()).prop_filter_map("not a mesh", |c| {
+        let p = c.chunks(3).map(|v| Vec3::new(v[0], v[1], v[2])).collect();
+        TriMesh::new(p, vec![[0, 1, 2]]).ok()
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// One triangle against one under any affine pose (singular ones too), with coordinates
+    /// where every rounding shows: the device's triangle distance is the host's, bit for bit
+    /// (the mirrored arithmetic has drifted from the CPU's operation order before).
+    #[test]
+    fn triangle_distance_is_the_hosts_bit_for_bit(
+        a in wide_triangle(), b in wide_triangle(), m in prop::array::uniform12(wide_coord()),
+    ) {
+        let pb = Pose64::from_affine(&Affine3A::from_cols_array(&m));
+        let r = run(&a, Pose64::IDENTITY, &b, pb, GpuDistanceOptions::default());
+        let want = triangle_distance(
+            &transform_triangle(&Pose64::IDENTITY, a.triangle(0)),
+            &transform_triangle(&pb, b.triangle(0)),
+        );
+        prop_assert_eq!(r.gpu.distance.to_bits(), want.distance.to_bits(), "{:?}", r.gpu);
+        prop_assert_eq!((r.gpu.point_a, r.gpu.point_b), (want.point_a, want.point_b));
+        prop_assert_eq!(r.gpu.distance.to_bits(), r.cpu.distance.to_bits());
+    }
+}
+
 /// A wavy grid of `n × n` quads (2 n² triangles) in the xy plane.
 fn grid(n: usize, phase: f32) -> TriMesh {
     let (v, f) = common::sheet_parts(n as u32, Affine3A::IDENTITY, 0, |x, y| {

@@ -158,15 +158,17 @@ __host__ __device__ __forceinline__ void segment_segment_closest(DVec3 p0, DVec3
   *pq = add(q0, mul(d2, t));
 }
 
-/// face_projection: projection of `p` into the closed triangle, false when outside or flat.
+/// face_projection: projection of `p` into the closed triangle, false when outside or flat
+/// (FacePlane::new then FacePlane::project: the barycentric weights of t[2] and t[1], times
+/// `n2`, are `w · (n × e0)` and `w · (e1 × n)`, in that operation order).
 __host__ __device__ __forceinline__ bool face_projection(DVec3 p, const DVec3 t[3], DVec3* out) {
   const DVec3 e0 = sub(t[1], t[0]), e1 = sub(t[2], t[0]);
   const DVec3 n = cross(e0, e1);
   const double n2 = dot(n, n);
-  if (n2 <= GPROX_DIST_MIN_POSITIVE) return false;
+  if (!(n2 > GPROX_DIST_MIN_POSITIVE)) return false;
   const DVec3 w = sub(p, t[0]);
-  const double c1 = dot(cross(e0, w), n);
-  const double c2 = dot(cross(w, e1), n);
+  const double c1 = dot(w, cross(n, e0));
+  const double c2 = dot(w, cross(e1, n));
   const double c0 = n2 - c1 - c2;
   if (c0 < 0.0 || c1 < 0.0 || c2 < 0.0) return false;
   *out = sub(p, mul(n, dot(w, n) / n2));
@@ -286,6 +288,7 @@ __host__ __device__ __forceinline__ uint32_t triangle_distance(const DVec3 a[3],
       }
     }
   }
+  // 6 vertex-face pairs (the CPU sets each plane up once; the same bits).
   for (int i = 0; i < 3; ++i) {
     DVec3 q;
     if (face_projection(a[i], b, &q)) {
