@@ -34,14 +34,6 @@ struct Box32 {
     hi: Vec3A,
 }
 
-impl Box32 {
-    /// Sum of the edge lengths (which node of a pair to descend).
-    #[inline]
-    fn size(&self) -> f32 {
-        (self.hi - self.lo).element_sum()
-    }
-}
-
 /// Buffers (world vertices, boxes) of dropped bodies, for the next placements: freed, the
 /// buffers of large bodies went back to the system and faulted in again page by page
 /// (two 5,000-triangle tori: a third of a many-body call). At most [`SPARE_BYTES`] are kept.
@@ -180,24 +172,47 @@ pub(super) fn world_pairs(a: &Body<'_>, b: &Body<'_>, margin: f64) -> Vec<[u32; 
     // Near pairs to expand (`stack`), expanded a batch of up to `BATCH` at a time, and near
     // leaf pairs (`leaves`), tested once `BATCH` have gathered. The pairs of a batch are
     // independent, so the processor overlaps their box loads; which child pairs are near, or
-    // leaf pairs, is as good as random, so both children's pairs are written to both lists
-    // and each list's end moves past the ones that belong there, with no branch on them.
-    // Memory stays bounded: at most `2 BATCH` pairs per level of the trees.
+    // leaf pairs, is as good as random, so every child pair is written to both lists and each
+    // list's end moves past the ones that belong there, with no branch on them. A pair of two
+    // inner nodes is expanded on both sides at once (four child pairs: half the expansions,
+    // each with twice the independent box tests; many-body collide-all −18 %, two-tori −11 %,
+    // docs/benchmarks.md, session 22). Memory stays bounded: at most `4 BATCH` pairs per level
+    // of the trees.
     const BATCH: usize = 256;
     let mut stack = vec![root];
-    let mut next = vec![[0u32; 2]; 2 * BATCH];
-    let mut leaves = vec![[0u32; 2]; 3 * BATCH];
+    let mut next = vec![[0u32; 2]; 4 * BATCH];
+    let mut leaves = vec![[0u32; 2]; 5 * BATCH];
     let mut found = 0;
     while !stack.is_empty() {
         let from = stack.len().saturating_sub(BATCH);
         let mut n = 0;
         for &pair in &stack[from..] {
-            let boxes = [&a.boxes[pair[0] as usize], &b.boxes[pair[1] as usize]];
             let leaf = [pair[0] < trees[0].leaves, pair[1] < trees[1].leaves];
-            // Descend the larger node (by box extent), as the pair query does: side `k`
-            // (never a leaf: the pair is not a leaf pair).
-            let k = usize::from(leaf[0] | (!leaf[1] & (boxes[0].size() < boxes[1].size())));
-            let (tree, other, other_leaf) = (&trees[k], boxes[1 - k], leaf[1 - k]);
+            if !(leaf[0] | leaf[1]) {
+                // Both inner nodes: the four child pairs.
+                let ca = trees[0].links[(pair[0] - trees[0].leaves) as usize];
+                let cb = trees[1].links[(pair[1] - trees[1].leaves) as usize];
+                for x in ca {
+                    let bx = &trees[0].boxes[x as usize];
+                    let lx = x < trees[0].leaves;
+                    for y in cb {
+                        let near = near(bx, &trees[1].boxes[y as usize]);
+                        let both = lx & (y < trees[1].leaves);
+                        next[n] = [x, y];
+                        leaves[found] = [x, y];
+                        n += usize::from(near & !both);
+                        found += usize::from(near & both);
+                    }
+                }
+                continue;
+            }
+            // One inner node and a leaf: descend side `k`, the inner one.
+            let k = usize::from(leaf[0]);
+            let other = match k {
+                0 => &b.boxes[pair[1] as usize],
+                _ => &a.boxes[pair[0] as usize],
+            };
+            let (tree, other_leaf) = (&trees[k], leaf[1 - k]);
             let c = tree.links[(pair[k] - tree.leaves) as usize];
             for child in c {
                 let mut pair = pair;
