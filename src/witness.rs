@@ -41,6 +41,8 @@ type Key = (Kind, u64, u64);
 #[derive(Debug, Default)]
 pub(crate) struct Witnesses {
     pairs: Mutex<HashMap<Key, Option<Witness>>>,
+    /// How many pairs the last `collide_all` of each (model, model) found.
+    counts: Mutex<HashMap<(u64, u64), usize>>,
 }
 
 impl Witnesses {
@@ -69,6 +71,24 @@ impl Witnesses {
             pairs.clear();
         }
         pairs.insert(key, found);
+    }
+}
+
+impl Witnesses {
+    /// How many pairs the last `collide_all` of `a` against `b` found, if there was one.
+    pub(crate) fn count(&self, a: &Model, b: &Model) -> Option<usize> {
+        let counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
+        counts.get(&(a.id(), b.id())).copied()
+    }
+
+    /// Remembers how many pairs a `collide_all` of `a` against `b` found.
+    pub(crate) fn set_count(&self, a: &Model, b: &Model, n: usize) {
+        let mut counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
+        let key = (a.id(), b.id());
+        if counts.len() >= CAPACITY && !counts.contains_key(&key) {
+            counts.clear();
+        }
+        counts.insert(key, n);
     }
 }
 

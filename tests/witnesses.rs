@@ -145,3 +145,71 @@ fn every_collision_tree_option_gives_the_same_answers() {
         }
     }
 }
+
+/// A pair in a large contact for its meshes' size is answered in world space from its second
+/// `collide_all` on (the many-body placement, `Context::world_pays`): with and without a margin,
+/// frame after frame, through a deformation of one model and a pair found apart, the pairs
+/// equal those of the pair query (a fresh context, whose first query of a pair never takes that
+/// way) and, without a margin, brute force.
+#[test]
+fn large_contacts_in_world_space_give_the_same_pairs() {
+    let (ma, mb) = (
+        torus(1.0, 0.3, 24, 12).unwrap(),
+        torus(0.8, 0.3, 20, 10).unwrap(),
+    );
+    let ctx = Context::new(Backend::Cpu).unwrap();
+    let (mut a, b) = (
+        ctx.model(ma.clone()).unwrap(),
+        ctx.model(mb.clone()).unwrap(),
+    );
+    let mut current = ma.clone();
+    for margin in [0.0, 0.02] {
+        let opts = CollideOptions { margin };
+        for (k, x) in [0.3, 0.32, 0.35, 0.4, 3.0, 0.3, 0.31]
+            .into_iter()
+            .enumerate()
+        {
+            if k == 5 {
+                let moved: Vec<Vec3> = ma
+                    .positions()
+                    .iter()
+                    .map(|p| *p * Vec3::new(1.0, 1.2, 1.0))
+                    .collect();
+                current = TriMesh::new(moved.clone(), ma.faces().to_vec()).unwrap();
+                ctx.update(&mut a, &moved).unwrap();
+            }
+            let pose = Affine3A::from_rotation_translation(
+                gprox::geometry::glam::Quat::from_rotation_x(1.2 + 0.05 * k as f32),
+                Vec3::new(x, 0.05, 0.0),
+            );
+            let fresh = Context::new(Backend::Cpu).unwrap();
+            let (fa, fb) = (
+                fresh.model(current.clone()).unwrap(),
+                fresh.model(mb.clone()).unwrap(),
+            );
+            let want = fresh
+                .collide_all(&fa, &Affine3A::IDENTITY, &fb, &pose, &opts)
+                .unwrap();
+            if margin == 0.0 {
+                let brute = oracle::brute_force_pairs(
+                    &current,
+                    &Pose64::IDENTITY,
+                    &mb,
+                    &Pose64::from_affine(&pose),
+                );
+                assert_eq!(want, brute, "frame {k}");
+            }
+            let faces = current.face_count() + mb.face_count();
+            if x < 1.0 {
+                // Large for the meshes: the second query runs in world space.
+                assert!(64 * want.len() >= faces, "frame {k}: {} pairs", want.len());
+            }
+            for repeat in 0..3 {
+                let got = ctx
+                    .collide_all(&a, &Affine3A::IDENTITY, &b, &pose, &opts)
+                    .unwrap();
+                assert_eq!(got, want, "margin {margin} frame {k} repeat {repeat}");
+            }
+        }
+    }
+}

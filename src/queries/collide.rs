@@ -11,9 +11,44 @@ use gprox_query::collide::{
 };
 use rayon::prelude::*;
 
+use gprox_query::broad_phase::{try_collide_many_shaped, ShapedObject};
+
 use super::{aabb_object, gpu_options, meshes, object, on_device};
 use crate::witness::Kind;
 use crate::{Context, Error, Model};
+
+/// Faces of both meshes per pair found above which a `collide_all` stays a pair query (see
+/// `Context::world_pays`). On the two-tori scene (2 × 5,120 faces) the two ways break even
+/// at 130–160 pairs, 64–78 faces a pair (docs/benchmarks.md, session 22).
+const FACES_PER_WORLD_PAIR: usize = 64;
+
+/// `collide_all` of two mesh models in world space: both placed and traversed as one pair of
+/// a many-body query (the same pairs as the pair query).
+fn world_pair(
+    a: &Model,
+    pose_a: &Affine3A,
+    b: &Model,
+    pose_b: &Affine3A,
+    opts: &CollideOptions,
+) -> Result<Vec<[u32; 2]>, Error> {
+    let objects = [
+        ShapedObject {
+            object: aabb_object(a, pose_a),
+            shape: a.tree_shape()?,
+        },
+        ShapedObject {
+            object: aabb_object(b, pose_b),
+            shape: b.tree_shape()?,
+        },
+    ];
+    let many = try_collide_many_shaped(&objects, opts)?;
+    Ok(many
+        .object_pairs
+        .into_iter()
+        .next()
+        .map(|c| c.pairs)
+        .unwrap_or_default())
+}
 
 /// The traversal front of one pair of models, kept from frame to frame by
 /// [`Context::collide_all_tracked`] (gProximity's front tracking): each frame's traversal
@@ -82,6 +117,10 @@ impl Context {
     /// and `b` by `pose_b` (pairs within `opts.margin` with a margin): sorted, no duplicates,
     /// none missed (exact tests in f64 world coordinates). Both models must be meshes.
     ///
+    /// On the CPU a pair whose last `collide_all` found a large contact for the meshes' size
+    /// is answered in world space, both models placed as [`Context::collide_many`] places its
+    /// bodies (faster there); the pairs are the same.
+    ///
     /// ```
     /// use gprox::{geometry::scene::torus, Backend, CollideOptions, Context};
     /// use glam::{Affine3A, Vec3};
@@ -99,6 +138,11 @@ impl Context {
         pose_b: &Affine3A,
         opts: &CollideOptions,
     ) -> Result<Vec<[u32; 2]>, Error> {
+        if self.device.is_none() && self.world_pays([(a, pose_a), (b, pose_b)], opts)? {
+            let pairs = world_pair(a, pose_a, b, pose_b, opts)?;
+            self.remember_all(a, b, &pairs);
+            return Ok(pairs);
+        }
         let apart = self.witnesses.apart(Kind::CollideAll, a, b);
         let pairs = self.pair_query(
             "collide_all",
@@ -108,14 +152,45 @@ impl Context {
             |d, oa, ob| d.collide_all_resident(oa, ob, &gpu_options(opts)),
         )?;
         if self.device.is_none() {
-            self.witnesses.set(
-                Kind::CollideAll,
-                a,
-                b,
-                pairs.first().map(|&f| Witness::of_faces(f)),
-            );
+            self.remember_all(a, b, &pairs);
         }
         Ok(pairs)
+    }
+
+    /// What a CPU `collide_all` of `a` against `b` found, for the next one.
+    fn remember_all(&self, a: &Model, b: &Model, pairs: &[[u32; 2]]) {
+        let first = pairs.first().map(|&f| Witness::of_faces(f));
+        self.witnesses.set(Kind::CollideAll, a, b, first);
+        self.witnesses.set_count(a, b, pairs.len());
+    }
+
+    /// Whether this CPU `collide_all` of two mesh models runs in world space (both placed, as
+    /// the many-body query places its bodies) rather than as a pair query: the same pairs
+    /// either way. Placing costs time in proportion to the meshes, and the world traversal
+    /// then does the pair query's work in about two thirds of its time (docs/benchmarks.md,
+    /// session 22), so it pays when the contact is large for the meshes. That is judged by the
+    /// pair's last query: it found at least one pair per [`FACES_PER_WORLD_PAIR`] faces of the
+    /// two meshes. A model on the OBB tree by choice keeps the pair query, and so does bad
+    /// input (non-finite poses, a bad margin), whose errors the pair query names.
+    fn world_pays(
+        &self,
+        [(a, pose_a), (b, pose_b)]: [(&Model, &Affine3A); 2],
+        opts: &CollideOptions,
+    ) -> Result<bool, Error> {
+        meshes("collide_all", a, b)?;
+        let on_boxes = |m: &Model| m.options().collision_tree != crate::CollisionTree::Obb;
+        let valid = pose_a.is_finite()
+            && pose_b.is_finite()
+            && opts.margin.is_finite()
+            && opts.margin >= 0.0;
+        if !(valid && on_boxes(a) && on_boxes(b)) {
+            return Ok(false);
+        }
+        let faces = a.mesh().face_count() + b.mesh().face_count();
+        Ok(self
+            .witnesses
+            .count(a, b)
+            .is_some_and(|n| n > 0 && faces <= n.saturating_mul(FACES_PER_WORLD_PAIR)))
     }
 
     /// Whether any triangle of `a` intersects any triangle of `b` (or comes within
