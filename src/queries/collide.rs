@@ -6,12 +6,11 @@ use std::cell::Cell;
 use glam::Affine3A;
 use gprox_cuda::{Device, ResidentObject};
 use gprox_geometry::transform::Pose64;
+use gprox_query::broad_phase::{try_collide_many_shaped, ShapedObject};
 use gprox_query::collide::{
     self as cpu, CollideError, CollideOptions, ModelObject, TrackedCollision, Witness,
 };
 use rayon::prelude::*;
-
-use gprox_query::broad_phase::{try_collide_many_shaped, ShapedObject};
 
 use super::{aabb_object, gpu_options, meshes, object, on_device};
 use crate::witness::Kind;
