@@ -33,6 +33,13 @@ fn check_collisions(
     assert_eq!(all, want, "{what}");
 }
 
+/// Updates `model` (made from `mesh`) to `mesh` scaled by `scale`; returns the scaled mesh.
+fn stretch(ctx: &Context, model: &mut Model, mesh: &TriMesh, scale: Vec3) -> TriMesh {
+    let moved: Vec<Vec3> = mesh.positions().iter().map(|p| *p * scale).collect();
+    ctx.update(model, &moved).unwrap();
+    TriMesh::new(moved, mesh.faces().to_vec()).unwrap()
+}
+
 /// A context remembers each model pair's last witness (temporal coherence) and tries it first:
 /// over a sliding sequence — touching, staying in touch, parting, apart, touching again, and
 /// after the models deform — its collide-any and distance answers equal brute force and those of
@@ -53,13 +60,7 @@ fn remembered_witnesses_change_no_answer() {
     for (k, &x) in xs.iter().enumerate() {
         if k == 7 {
             // Deform A (stretch along x): the remembered faces now lie elsewhere.
-            let moved: Vec<Vec3> = ma
-                .positions()
-                .iter()
-                .map(|p| *p * Vec3::new(1.3, 1.0, 1.0))
-                .collect();
-            stretched = TriMesh::new(moved.clone(), ma.faces().to_vec()).unwrap();
-            ctx.update(&mut a, &moved).unwrap();
+            stretched = stretch(&ctx, &mut a, &ma, Vec3::new(1.3, 1.0, 1.0));
         }
         let pose = Affine3A::from_rotation_translation(
             gprox::geometry::glam::Quat::from_rotation_y(0.3 * k as f32),
@@ -170,13 +171,7 @@ fn large_contacts_in_world_space_give_the_same_pairs() {
             .enumerate()
         {
             if k == 5 {
-                let moved: Vec<Vec3> = ma
-                    .positions()
-                    .iter()
-                    .map(|p| *p * Vec3::new(1.0, 1.2, 1.0))
-                    .collect();
-                current = TriMesh::new(moved.clone(), ma.faces().to_vec()).unwrap();
-                ctx.update(&mut a, &moved).unwrap();
+                current = stretch(&ctx, &mut a, &ma, Vec3::new(1.0, 1.2, 1.0));
             }
             let pose = Affine3A::from_rotation_translation(
                 gprox::geometry::glam::Quat::from_rotation_x(1.2 + 0.05 * k as f32),

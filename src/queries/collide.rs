@@ -24,23 +24,16 @@ const FACES_PER_WORLD_PAIR: usize = 64;
 /// `collide_all` of two mesh models in world space: both placed and traversed as one pair of
 /// a many-body query (the same pairs as the pair query).
 fn world_pair(
-    a: &Model,
-    pose_a: &Affine3A,
-    b: &Model,
-    pose_b: &Affine3A,
+    pair: [(&Model, &Affine3A); 2],
     opts: &CollideOptions,
 ) -> Result<Vec<[u32; 2]>, Error> {
-    let objects = [
-        ShapedObject {
-            object: aabb_object(a, pose_a),
-            shape: a.tree_shape()?,
-        },
-        ShapedObject {
-            object: aabb_object(b, pose_b),
-            shape: b.tree_shape()?,
-        },
-    ];
-    let many = try_collide_many_shaped(&objects, opts)?;
+    let [a, b] = pair.map(|(m, pose)| {
+        m.tree_shape().map(|shape| ShapedObject {
+            object: aabb_object(m, pose),
+            shape,
+        })
+    });
+    let many = try_collide_many_shaped(&[a?, b?], opts)?;
     Ok(many
         .object_pairs
         .into_iter()
@@ -137,8 +130,9 @@ impl Context {
         pose_b: &Affine3A,
         opts: &CollideOptions,
     ) -> Result<Vec<[u32; 2]>, Error> {
-        if self.device.is_none() && self.world_pays([(a, pose_a), (b, pose_b)], opts)? {
-            let pairs = world_pair(a, pose_a, b, pose_b, opts)?;
+        let pair = [(a, pose_a), (b, pose_b)];
+        if self.device.is_none() && self.world_pays(pair, opts)? {
+            let pairs = world_pair(pair, opts)?;
             self.remember_all(a, b, &pairs);
             return Ok(pairs);
         }
