@@ -18,8 +18,9 @@ use crate::{Context, Error, Model};
 
 /// Faces of both meshes per pair found above which a `collide_all` stays a pair query (see
 /// `Context::world_pays`). On the two-tori scene (2 × 5,120 faces) the two ways break even
-/// at 130–160 pairs, 64–78 faces a pair (docs/benchmarks.md, session 22).
-const FACES_PER_WORLD_PAIR: usize = 64;
+/// at 82–98 pairs, 104–125 faces a pair, since the placement refits only the parts of each
+/// body near the other (docs/benchmarks.md, session 23; 130–160 pairs before).
+const FACES_PER_WORLD_PAIR: usize = 100;
 
 /// `collide_all` of two mesh models in world space: both placed and traversed as one pair of
 /// a many-body query (the same pairs as the pair query).
@@ -159,9 +160,10 @@ impl Context {
 
     /// Whether this CPU `collide_all` of two mesh models runs in world space (both placed, as
     /// the many-body query places its bodies) rather than as a pair query: the same pairs
-    /// either way. Placing costs time in proportion to the meshes, and the world traversal
-    /// then does the pair query's work in about two thirds of its time (docs/benchmarks.md,
-    /// session 22), so it pays when the contact is large for the meshes. That is judged by the
+    /// either way. Placing costs time in proportion to the parts of the meshes near each other,
+    /// and the world traversal then does the pair query's work in about two thirds of its time
+    /// (docs/benchmarks.md, sessions 22–23), so it pays when the contact is large for the
+    /// meshes. That is judged by the
     /// pair's last query: it found at least one pair per [`FACES_PER_WORLD_PAIR`] faces of the
     /// two meshes. A model on the OBB tree by choice keeps the pair query, and so does bad
     /// input (non-finite poses, a bad margin), whose errors the pair query names.

@@ -47,10 +47,22 @@ pub struct WorldAabb {
 }
 
 impl WorldAabb {
+    /// The empty box (`min = +∞`, `max = -∞`): overlaps nothing.
+    pub const EMPTY: Self = Self {
+        min: [f64::INFINITY; 3],
+        max: [f64::NEG_INFINITY; 3],
+    };
+
     /// Whether the two closed boxes share a point.
     #[inline]
     pub fn overlaps(&self, o: &Self) -> bool {
         (0..3).all(|i| self.min[i] <= o.max[i] && o.min[i] <= self.max[i])
+    }
+
+    /// Whether `o` lies inside this box.
+    #[inline]
+    pub fn contains(&self, o: &Self) -> bool {
+        (0..3).all(|i| self.min[i] <= o.min[i] && o.max[i] <= self.max[i])
     }
 }
 
@@ -160,36 +172,64 @@ pub fn world_aabb(
     if r.min.iter().chain(&r.max).any(|v| !v.is_finite()) || (0..3).any(|i| r.min[i] > r.max[i]) {
         return Err(BroadPhaseError::NonFiniteBounds { object: index });
     }
-    // Local box as centre and half-extent (f64; rounding covered by the pad below).
-    let c = [0, 1, 2].map(|i| (r.min[i] as f64 + r.max[i] as f64) * 0.5);
-    let h = [0, 1, 2].map(|i| (r.max[i] as f64 - r.min[i] as f64) * 0.5);
-    let mag = (0..3)
-        .map(|i| (r.min[i] as f64).abs().max((r.max[i] as f64).abs()))
-        .fold(0.0, f64::max);
-    let norm = rows
-        .iter()
-        .map(|row| row[0].abs() + row[1].abs() + row[2].abs())
-        .fold(0.0, f64::max);
-    let tmax = rows.iter().map(|row| row[3].abs()).fold(0.0, f64::max);
-    // Bound on the magnitude of every world coordinate of the object.
-    let reach = norm * mag + tmax;
-    // Rounding of a world corner (≤ K·reach) plus rounding of this mapping (a few more terms of
-    // the same size); margin: half on each object, with the slack the triangle prefilter uses.
-    let mut pad = 4.0 * K * reach;
-    if margin > 0.0 {
-        pad += 0.5 * margin * (1.0 + 1e-12) + 1e-12 * reach;
+    Ok(BoxMap::new(object, margin).map(&r))
+}
+
+/// Maps the boxes of an object's tree (in its own frame) to padded world boxes, as
+/// [`world_aabb`] maps the root: centre `R c + t`, half-extent `|R| h`, plus a pad that covers
+/// the rounding of every world corner and of the mapping, and half the margin. A box that holds
+/// some of the object's vertices maps to a box that holds their world corners: two objects whose
+/// mapped boxes are disjoint have no contact between those parts.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct BoxMap {
+    rows: [[f64; 4]; 3],
+    pad: f64,
+}
+
+impl BoxMap {
+    /// The map of `object` (finite pose and root box, checked by [`world_aabb`]) for `margin`
+    /// (finite, `>= 0`); its rounding pad is sized by the root box, which holds every node's.
+    pub(crate) fn new(object: &CollisionObject<'_>, margin: f64) -> Self {
+        let rows = object.pose.rows;
+        let r = object.bvh.root_aabb();
+        let mag = (0..3)
+            .map(|i| (r.min[i] as f64).abs().max((r.max[i] as f64).abs()))
+            .fold(0.0, f64::max);
+        let norm = rows
+            .iter()
+            .map(|row| row[0].abs() + row[1].abs() + row[2].abs())
+            .fold(0.0, f64::max);
+        let tmax = rows.iter().map(|row| row[3].abs()).fold(0.0, f64::max);
+        // Bound on the magnitude of every world coordinate of the object.
+        let reach = norm * mag + tmax;
+        // Rounding of a world corner (≤ K·reach) plus rounding of this mapping (a few more
+        // terms of the same size); margin: half on each object, with the slack the triangle
+        // prefilter uses.
+        let mut pad = 4.0 * K * reach;
+        if margin > 0.0 {
+            pad += 0.5 * margin * (1.0 + 1e-12) + 1e-12 * reach;
+        }
+        Self { rows, pad }
     }
-    let mut out = WorldAabb {
-        min: [0.0; 3],
-        max: [0.0; 3],
-    };
-    for (i, row) in rows.iter().enumerate() {
-        let wc = row[0] * c[0] + row[1] * c[1] + row[2] * c[2] + row[3];
-        let wh = row[0].abs() * h[0] + row[1].abs() * h[1] + row[2].abs() * h[2] + pad;
-        out.min[i] = wc - wh;
-        out.max[i] = wc + wh;
+
+    /// The padded world box of `b`, a box in the object's frame.
+    #[inline]
+    pub(crate) fn map(&self, b: &gprox_bvh::aabb::Aabb) -> WorldAabb {
+        // Local box as centre and half-extent (f64; rounding covered by the pad).
+        let c = [0, 1, 2].map(|i| (b.min[i] as f64 + b.max[i] as f64) * 0.5);
+        let h = [0, 1, 2].map(|i| (b.max[i] as f64 - b.min[i] as f64) * 0.5);
+        let mut out = WorldAabb {
+            min: [0.0; 3],
+            max: [0.0; 3],
+        };
+        for (i, row) in self.rows.iter().enumerate() {
+            let wc = row[0] * c[0] + row[1] * c[1] + row[2] * c[2] + row[3];
+            let wh = row[0].abs() * h[0] + row[1].abs() * h[1] + row[2].abs() * h[2] + self.pad;
+            out.min[i] = wc - wh;
+            out.max[i] = wc + wh;
+        }
+        out
     }
-    Ok(out)
 }
 
 /// Every pair `[i, j]` (`i < j`) of overlapping closed boxes, sorted: sweep and prune along the
@@ -416,6 +456,14 @@ pub fn broad_phase_pairs(
     objects: &[CollisionObject<'_>],
     opts: &CollideOptions,
 ) -> Result<Vec<[u32; 2]>, BroadPhaseError> {
+    Ok(candidates(objects, opts)?.0)
+}
+
+/// [`broad_phase_pairs`] with the clipped world box of every object.
+pub(crate) fn candidates(
+    objects: &[CollisionObject<'_>],
+    opts: &CollideOptions,
+) -> Result<(Vec<[u32; 2]>, Vec<WorldAabb>), BroadPhaseError> {
     check_margin(opts)?;
     if u32::try_from(objects.len()).is_err() {
         return Err(BroadPhaseError::TooManyObjects {
@@ -446,5 +494,5 @@ pub fn broad_phase_pairs(
     }
     let mut pairs = sweep_and_prune(&boxes);
     pairs.retain(|&[a, b]| balls_meet(&spheres[a as usize], &spheres[b as usize]));
-    Ok(pairs)
+    Ok((pairs, boxes))
 }

@@ -84,6 +84,12 @@ pub struct TreeShape {
     faces: Vec<u32>,
     /// `[left, right]` children of every internal node (node `faces.len() + k` is `links[k]`).
     links: Vec<[u32; 2]>,
+    /// Index in the source tree's `nodes` of every node (leaves, then internal nodes): where a
+    /// placement finds the node's box in the tree's own frame.
+    source: Vec<u32>,
+    /// Leaves below every internal node: `[first, count]` (they are consecutive, and so are the
+    /// `count - 1` internal nodes of its subtree, which end at the node itself).
+    spans: Vec<[u32; 2]>,
 }
 
 impl TreeShape {
@@ -115,6 +121,9 @@ impl TreeShape {
         let src = &bvh.nodes;
         let mut leaf_faces: Vec<u32> = Vec::with_capacity(src.len().div_ceil(2));
         let mut links: Vec<[u32; 2]> = Vec::with_capacity(src.len() / 2);
+        // Source node of every leaf and of every internal node, in their new order.
+        let mut leaf_source: Vec<u32> = Vec::with_capacity(src.len().div_ceil(2));
+        let mut link_source: Vec<u32> = Vec::with_capacity(src.len() / 2);
         // New index of every source node (or UNSEEN / OPEN while its subtree is being walked).
         let mut index = vec![UNSEEN; src.len()];
         // Faces met at a leaf so far, one bit each.
@@ -126,6 +135,7 @@ impl TreeShape {
             if done {
                 index[i as usize] = INTERNAL | links.len() as u32;
                 links.push([index[s.left as usize], index[s.right as usize]]);
+                link_source.push(i);
                 continue;
             }
             if index[i as usize] != UNSEEN {
@@ -149,6 +159,7 @@ impl TreeShape {
                 seen[word] |= bit;
                 index[i as usize] = leaf_faces.len() as u32;
                 leaf_faces.push(s.left);
+                leaf_source.push(i);
             } else {
                 index[i as usize] = OPEN;
                 for c in [s.left, s.right] {
@@ -168,9 +179,22 @@ impl TreeShape {
                 *c = leaves + (*c & !INTERNAL);
             }
         }
+        leaf_source.append(&mut link_source);
+        // Children come before their parent: one forward pass.
+        let span = |spans: &[[u32; 2]], c: u32| match c.checked_sub(leaves) {
+            None => [c, 1],
+            Some(k) => spans[k as usize],
+        };
+        let mut spans: Vec<[u32; 2]> = Vec::with_capacity(links.len());
+        for &[l, r] in &links {
+            let ([first, n], [_, m]) = (span(&spans, l), span(&spans, r));
+            spans.push([first, n + m]);
+        }
         Ok(Self {
             faces: leaf_faces,
             links,
+            source: leaf_source,
+            spans,
         })
     }
 
@@ -209,6 +233,46 @@ impl TreeShape {
     #[inline]
     pub(crate) fn links(&self) -> &[[u32; 2]] {
         &self.links
+    }
+
+    /// Index in the source tree's `nodes` of every node.
+    #[inline]
+    pub(crate) fn source(&self) -> &[u32] {
+        &self.source
+    }
+
+    /// [`TreeShape::refit_into`] for the subtree of node `k` only, into `out` (as long as the
+    /// tree): its leaves, then its internal nodes, children first.
+    #[inline]
+    pub(crate) fn refit_subtree<B>(
+        &self,
+        k: u32,
+        out: &mut [B],
+        leaf: impl Fn(u32) -> B,
+        join: impl Fn([u32; 2], &B, &B) -> B,
+    ) {
+        let leaves = self.leaves() as usize;
+        let Some(j) = (k as usize).checked_sub(leaves) else {
+            out[k as usize] = leaf(self.faces[k as usize]);
+            return;
+        };
+        let [first, count] = self.spans[j].map(|v| v as usize);
+        let span = first..first + count;
+        for (o, &f) in out[span.clone()].iter_mut().zip(&self.faces[span]) {
+            *o = leaf(f);
+        }
+        // The `count - 1` internal nodes of the subtree end at `j`.
+        for i in j + 2 - count..j + 1 {
+            let link = self.links[i];
+            out[leaves + i] = join(link, &out[link[0] as usize], &out[link[1] as usize]);
+        }
+    }
+
+    /// Number of leaves below node `k`.
+    #[inline]
+    pub(crate) fn leaves_below(&self, k: u32) -> u32 {
+        k.checked_sub(self.leaves())
+            .map_or(1, |j| self.spans[j as usize][1])
     }
 
     /// Index of the root (the last node).

@@ -6,7 +6,8 @@ use rayon::prelude::*;
 use std::sync::OnceLock;
 
 use super::{
-    broad_phase_pairs, narrow, BroadPhaseError, ManyContacts, Models, ObjectPairContacts, TreeShape,
+    broad_phase_pairs, narrow, BroadPhaseError, ManyContacts, Models, ObjectPairContacts,
+    TreeShape, WorldAabb,
 };
 use crate::collide::{try_collide_any, CollideError, CollideOptions, CollisionObject, Side};
 
@@ -18,7 +19,10 @@ pub struct ShapedObject<'a> {
     /// The mesh, its tree (whose root box the broad phase reads) and the pose.
     pub object: CollisionObject<'a>,
     /// The shape the narrow phase refits to the world corners: [`TreeShape::new`] of
-    /// `object`'s tree (any shape over as many faces gives the same pairs).
+    /// `object`'s tree. Where the shape's links differ from the tree's at a node the placement
+    /// examines (large bodies are refitted only near their partners, from the tree's boxes),
+    /// the body is refitted whole and the pairs are the same; a shape that matches the tree's
+    /// top but not its lower levels is a caller error that can lose pairs.
     pub shape: &'a TreeShape,
 }
 
@@ -34,7 +38,7 @@ pub fn try_collide_many(
     objects: &[CollisionObject<'_>],
     opts: &CollideOptions,
 ) -> Result<ManyContacts, BroadPhaseError> {
-    let candidates = broad_phase_pairs(objects, opts)?;
+    let (candidates, boxes) = super::candidates(objects, opts)?;
     let used = used_objects(&candidates);
     // Tree shapes validated once per model, then checked per object in `used` order (the
     // first failing object names the error).
@@ -49,7 +53,13 @@ pub fn try_collide_many(
         narrow::check(object)
             .and_then(|()| shapes[models.of(object)].as_ref().map_err(Clone::clone))
     })?;
-    Ok(narrow_phase(objects, &candidates, &used, &chosen, opts))
+    Ok(narrow_phase(
+        objects,
+        (&candidates, &boxes),
+        &used,
+        &chosen,
+        opts,
+    ))
 }
 
 /// [`try_collide_many`] with each tree's [`TreeShape`] given: the same result, without the
@@ -80,7 +90,7 @@ pub fn try_collide_many_shaped(
     opts: &CollideOptions,
 ) -> Result<ManyContacts, BroadPhaseError> {
     let plain: Vec<CollisionObject<'_>> = objects.iter().map(|o| o.object).collect();
-    let candidates = broad_phase_pairs(&plain, opts)?;
+    let (candidates, boxes) = super::candidates(&plain, opts)?;
     let used = used_objects(&candidates);
     let chosen = checked_shapes(&candidates, &used, |o| {
         let ShapedObject { object, shape } = &objects[o as usize];
@@ -95,7 +105,13 @@ pub fn try_collide_many_shaped(
         }
         Ok(*shape)
     })?;
-    Ok(narrow_phase(&plain, &candidates, &used, &chosen, opts))
+    Ok(narrow_phase(
+        &plain,
+        (&candidates, &boxes),
+        &used,
+        &chosen,
+        opts,
+    ))
 }
 
 /// The objects taking part in a candidate pair, sorted.
@@ -128,21 +144,33 @@ fn checked_shapes<'s>(
 }
 
 /// Places every object of `used` (with its shape in `shapes`, same order) in the world and
-/// traverses every candidate pair.
+/// traverses every candidate pair; `boxes`: the world box of every object from the broad
+/// phase, by which each body is refitted only where its candidate partners can reach it.
 fn narrow_phase(
     objects: &[CollisionObject<'_>],
-    candidates: &[[u32; 2]],
+    (candidates, boxes): (&[[u32; 2]], &[WorldAabb]),
     used: &[u32],
     shapes: &[&TreeShape],
     opts: &CollideOptions,
 ) -> ManyContacts {
+    // The world boxes of the candidate partners of body `o`: asked for by large bodies only.
+    let near = |o: u32| -> Vec<WorldAabb> {
+        let partner = |&[a, b]: &[u32; 2]| match (a == o, b == o) {
+            (true, _) => Some(boxes[b as usize]),
+            (_, true) => Some(boxes[a as usize]),
+            _ => None,
+        };
+        candidates.iter().filter_map(partner).collect()
+    };
     // Each body is placed on first use, just before the traversal that needs it, while its
     // boxes are likely still in cache (all bodies placed first do not fit in L2; the gain on
     // the nbody scene is within the host's noise, docs/benchmarks.md, session 17).
     let bodies: Vec<OnceLock<narrow::Body<'_>>> = used.iter().map(|_| OnceLock::new()).collect();
     let world = |o: u32| {
         let k = used.partition_point(|&u| u < o);
-        bodies[k].get_or_init(|| narrow::Body::new(&objects[o as usize], shapes[k]))
+        bodies[k].get_or_init(|| {
+            narrow::Body::new(&objects[o as usize], shapes[k], || near(o), opts.margin)
+        })
     };
     let found: Vec<ObjectPairContacts> = candidates
         .par_iter()

@@ -24,6 +24,7 @@ use glam::{DVec3, Vec3A};
 use gprox_geometry::tri_distance::triangle_distance;
 use gprox_geometry::tri_tri::triangles_intersect;
 
+use super::{BoxMap, WorldAabb};
 use crate::collide::{CollideError, CollisionObject, GATHER};
 use crate::world::{world_vertices_into, TreeShape};
 
@@ -34,45 +35,174 @@ struct Box32 {
     hi: Vec3A,
 }
 
-/// Buffers (world vertices, boxes) of dropped bodies, for the next placements: freed, the
-/// buffers of large bodies went back to the system and faulted in again page by page
-/// (two 5,000-triangle tori: a third of a many-body call). At most [`SPARE_BYTES`] are kept.
+impl Box32 {
+    /// The empty box (`lo = +∞`, `hi = -∞`): near nothing in [`world_pairs`], and the
+    /// identity of [`Box32::union`].
+    const EMPTY: Self = Self {
+        lo: Vec3A::INFINITY,
+        hi: Vec3A::NEG_INFINITY,
+    };
+
+    /// The smallest box holding both.
+    #[inline(always)]
+    fn union(&self, o: &Self) -> Self {
+        Self {
+            lo: self.lo.min(o.lo),
+            hi: self.hi.max(o.hi),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.lo.cmpgt(self.hi).any()
+    }
+}
+
+/// Subtrees of at most this many leaves are refitted whole, not examined node by node.
+const SMALL_SUBTREE: u32 = 64;
+
+/// Bodies of at most this many faces are refitted whole.
+const SMALL_BODY: u32 = 1024;
+
+/// The boxes of a body's tree refitted to its world corners (`leaf` gives a leaf's box from its
+/// face) where they can reach a body of `near`, into `boxes` (its allocation reused).
+///
+/// Top down from the root, each node's box in the tree's own frame is mapped to the world
+/// ([`BoxMap`], padded for rounding and half the margin, as the broad phase maps the root):
+/// - where that box meets none of `near`, no face below the node can touch those bodies: the
+///   node gets [`Box32::EMPTY`] (never near, so the traversal never reads below it);
+/// - where it lies inside one of them, or the subtree is small, the subtree is refitted whole
+///   (one forward pass over its consecutive nodes, as the full refit runs);
+/// - elsewhere (the node straddles the border of the region) its children are examined, and it
+///   then takes the union of their boxes.
+///
+/// A body that reaches into a small part of another is refitted there only (two interlocked
+/// tori: a fifth to a half of each tree), and only the nodes along the border are mapped.
+///
+/// `Err(boxes)` when the tree is not the one `shape` was made from (node count, root, or the
+/// links and faces of an examined node): the caller then refits everything, which does not
+/// depend on the tree.
+fn refit_near(
+    shape: &TreeShape,
+    o: &CollisionObject<'_>,
+    (map, near): (&BoxMap, &[WorldAabb]),
+    mut boxes: Vec<Box32>,
+    [stack, border]: [&mut Vec<u32>; 2],
+    leaf: impl Fn(u32) -> Box32,
+) -> Result<Vec<Box32>, Vec<Box32>> {
+    let (nodes, source) = (&o.bvh.nodes, shape.source());
+    // The tree's root is node 0.
+    if nodes.len() != shape.node_count() || source[shape.root() as usize] != 0 {
+        return Err(boxes);
+    }
+    // Grows only: nodes below an empty one keep whatever a previous body left (never read).
+    boxes.resize(nodes.len(), Box32::EMPTY);
+    let leaves = shape.leaves();
+    stack.clear();
+    stack.push(shape.root());
+    // Straddling internal nodes, parents before children.
+    border.clear();
+    while let Some(k) = stack.pop() {
+        let node = &nodes[source[k as usize] as usize];
+        let world = map.map(&node.aabb);
+        if !near.iter().any(|b| b.overlaps(&world)) {
+            boxes[k as usize] = Box32::EMPTY;
+        } else if k < leaves {
+            let face = shape.faces()[k as usize];
+            if !node.is_leaf() || node.left != face {
+                return Err(boxes);
+            }
+            boxes[k as usize] = leaf(face);
+        } else {
+            let [l, r] = shape.links()[(k - leaves) as usize];
+            if node.is_leaf() || [node.left, node.right] != [source[l as usize], source[r as usize]]
+            {
+                return Err(boxes);
+            }
+            if shape.leaves_below(k) <= SMALL_SUBTREE || near.iter().any(|b| b.contains(&world)) {
+                shape.refit_subtree(k, &mut boxes, &leaf, |_, l, r| l.union(r));
+            } else {
+                border.push(k);
+                stack.extend([r, l]);
+            }
+        }
+    }
+    for &k in border.iter().rev() {
+        let [l, r] = shape.links()[(k - leaves) as usize];
+        boxes[k as usize] = boxes[l as usize].union(&boxes[r as usize]);
+    }
+    Ok(boxes)
+}
+
+/// Buffers of dropped bodies, for the next placements: freed, the buffers of large bodies went
+/// back to the system and faulted in again page by page (two 5,000-triangle tori: a third of a
+/// many-body call). At most [`SPARE_BYTES`] are kept.
 static SPARE: Mutex<Spare> = Mutex::new(Spare {
     buffers: Vec::new(),
     bytes: 0,
 });
 
-/// Most bytes of buffers [`SPARE`] keeps (a many-body call holds one pair per candidate body).
+/// Most bytes of buffers [`SPARE`] keeps (a many-body call holds one set per candidate body).
 const SPARE_BYTES: usize = 64 << 20;
 
 /// The kept buffers and their total capacity in bytes.
 struct Spare {
-    buffers: Vec<(Vec<DVec3>, Vec<Box32>)>,
+    buffers: Vec<Buffers>,
     bytes: usize,
 }
 
-/// Capacity in bytes of a buffer pair.
-fn bytes((v, b): &(Vec<DVec3>, Vec<Box32>)) -> usize {
-    v.capacity() * std::mem::size_of::<DVec3>() + b.capacity() * std::mem::size_of::<Box32>()
+/// The buffers of a [`Body`]: world vertices, the same rounded to f32, boxes, and the node
+/// lists of [`refit_near`].
+#[derive(Default)]
+struct Buffers {
+    vertices: Vec<DVec3>,
+    rounded: Vec<Vec3A>,
+    boxes: Vec<Box32>,
+    walk: [Vec<u32>; 2],
+}
+
+impl Buffers {
+    /// Capacity in bytes.
+    fn bytes(&self) -> usize {
+        self.vertices.capacity() * std::mem::size_of::<DVec3>()
+            + self.rounded.capacity() * std::mem::size_of::<Vec3A>()
+            + self.boxes.capacity() * std::mem::size_of::<Box32>()
+            + self.walk.iter().map(Vec::capacity).sum::<usize>() * 4
+    }
 }
 
 impl Spare {
-    /// A kept buffer pair, or two new empty ones.
-    fn take() -> (Vec<DVec3>, Vec<Box32>) {
+    /// A kept set of buffers, or new empty ones: the last kept if its boxes hold `nodes`
+    /// already, else the one that holds `nodes` with the fewest boxes, else the largest. The
+    /// boxes are then only overwritten ([`refit_near`] leaves some untouched, so it fills the
+    /// boxes beyond their length first: a cloth given a sphere's buffers every frame paid a
+    /// quarter of its placement for that).
+    fn take(nodes: usize) -> Buffers {
         let mut spare = SPARE.lock().unwrap_or_else(|e| e.into_inner());
-        let buffers = spare.buffers.pop().unwrap_or_default();
-        spare.bytes -= bytes(&buffers);
+        let fits = |b: &Buffers| b.boxes.len() >= nodes;
+        let pick = match spare.buffers.last() {
+            Some(b) if fits(b) => spare.buffers.len() - 1,
+            _ => {
+                let sizes = spare.buffers.iter().map(|b| b.boxes.len()).enumerate();
+                let fitting = sizes
+                    .clone()
+                    .filter(|&(_, n)| n >= nodes)
+                    .min_by_key(|&(_, n)| n);
+                match fitting.or_else(|| sizes.max_by_key(|&(_, n)| n)) {
+                    Some((i, _)) => i,
+                    None => return Buffers::default(),
+                }
+            }
+        };
+        let buffers = spare.buffers.swap_remove(pick);
+        spare.bytes -= buffers.bytes();
         buffers
     }
 }
 
 impl Drop for Body<'_> {
     fn drop(&mut self) {
-        let buffers = (
-            std::mem::take(&mut self.vertices),
-            std::mem::take(&mut self.boxes),
-        );
-        let size = bytes(&buffers);
+        let buffers = std::mem::take(&mut self.buffers);
+        let size = buffers.bytes();
         let mut spare = SPARE.lock().unwrap_or_else(|e| e.into_inner());
         if spare.bytes + size <= SPARE_BYTES {
             spare.bytes += size;
@@ -85,47 +215,70 @@ impl Drop for Body<'_> {
 /// [`TreeShape`] refitted to them, with f32 boxes (see the module docs).
 pub(super) struct Body<'a> {
     faces: &'a [[u32; 3]],
-    vertices: Vec<DVec3>,
     shape: &'a TreeShape,
-    boxes: Vec<Box32>,
+    buffers: Buffers,
     /// Largest absolute coordinate of the root box (scale of the rounding slack).
     magnitude: f32,
 }
 
 impl<'a> Body<'a> {
-    /// Places `o`, whose tree's validated shape is `shape`.
-    pub(super) fn new(o: &CollisionObject<'a>, shape: &'a TreeShape) -> Self {
+    /// Places `o`, whose tree's validated shape is `shape`, to be traversed against the bodies
+    /// whose world boxes ([`world_aabb`](super::world_aabb), padded by half the margin) `near`
+    /// gives. A body of more than [`SMALL_BODY`] faces is refitted only where one of them can
+    /// reach it ([`refit_near`]); a smaller one (`near` is not asked), or one whose tree is not
+    /// the one `shape` was made from, is refitted whole.
+    pub(super) fn new(
+        o: &CollisionObject<'a>,
+        shape: &'a TreeShape,
+        near: impl FnOnce() -> Vec<WorldAabb>,
+        margin: f64,
+    ) -> Self {
         let faces = o.mesh.faces();
-        let (vertices, boxes) = Spare::take();
-        let vertices = world_vertices_into(o, vertices);
+        let mut buffers = Spare::take(shape.node_count());
+        buffers.vertices = world_vertices_into(o, std::mem::take(&mut buffers.vertices));
         // Rounded to nearest f32 and clamped to the finite range: both monotonic, so the
         // min/max of the rounded corners are the rounded exact min/max (see the module docs).
         let max = Vec3A::splat(f32::MAX);
-        let rounded: Vec<Vec3A> = vertices
-            .iter()
-            .map(|v| v.as_vec3a().clamp(-max, max))
-            .collect();
-        let boxes = shape.refit_into(
-            boxes,
-            |f| {
-                let [a, b, c] = faces[f as usize].map(|v| rounded[v as usize]);
-                Box32 {
-                    lo: a.min(b).min(c),
-                    hi: a.max(b).max(c),
-                }
-            },
-            |_, l, r| Box32 {
-                lo: l.lo.min(r.lo),
-                hi: l.hi.max(r.hi),
-            },
+        buffers.rounded.clear();
+        buffers.rounded.extend(
+            buffers
+                .vertices
+                .iter()
+                .map(|v| v.as_vec3a().clamp(-max, max)),
         );
-        let root = boxes[shape.root() as usize];
-        let magnitude = root.lo.abs().max(root.hi.abs()).max_element();
+        let rounded = &buffers.rounded;
+        let leaf = |f: u32| {
+            let [a, b, c] = faces[f as usize].map(|v| rounded[v as usize]);
+            Box32 {
+                lo: a.min(b).min(c),
+                hi: a.max(b).max(c),
+            }
+        };
+        let boxes = std::mem::take(&mut buffers.boxes);
+        let [stack, border] = &mut buffers.walk;
+        let near = match shape.leaves() > SMALL_BODY {
+            true => near(),
+            false => Vec::new(),
+        };
+        let boxes = match near.is_empty() {
+            true => Err(boxes),
+            false => {
+                let map = BoxMap::new(o, margin);
+                refit_near(shape, o, (&map, &near), boxes, [stack, border], leaf)
+            }
+        };
+        buffers.boxes =
+            boxes.unwrap_or_else(|boxes| shape.refit_into(boxes, leaf, |_, l, r| l.union(r)));
+        let root = buffers.boxes[shape.root() as usize];
+        // An empty root (nothing near) has no magnitude.
+        let magnitude = match root.is_empty() {
+            true => 0.0,
+            false => root.lo.abs().max(root.hi.abs()).max_element(),
+        };
         Self {
             faces,
-            vertices,
             shape,
-            boxes,
+            buffers,
             magnitude,
         }
     }
@@ -134,7 +287,7 @@ impl<'a> Body<'a> {
     #[inline(always)]
     fn triangle_into(&self, f: u32, out: &mut [DVec3; 3]) {
         for (c, &v) in out.iter_mut().zip(&self.faces[f as usize]) {
-            *c = self.vertices[v as usize];
+            *c = self.buffers.vertices[v as usize];
         }
     }
 }
@@ -159,7 +312,10 @@ pub(super) fn world_pairs(a: &Body<'_>, b: &Body<'_>, margin: f64) -> Vec<[u32; 
         |x: &Box32, y: &Box32| ((x.lo - reach).cmple(y.hi) & (y.lo - reach).cmple(x.hi)).all();
     let mut out = Vec::new();
     let root = [a.shape.root(), b.shape.root()];
-    if !near(&a.boxes[root[0] as usize], &b.boxes[root[1] as usize]) {
+    if !near(
+        &a.buffers.boxes[root[0] as usize],
+        &b.buffers.boxes[root[1] as usize],
+    ) {
         return out;
     }
     let trees = [Tree::of(a), Tree::of(b)];
@@ -209,8 +365,8 @@ pub(super) fn world_pairs(a: &Body<'_>, b: &Body<'_>, margin: f64) -> Vec<[u32; 
             // One inner node and a leaf: descend side `k`, the inner one.
             let k = usize::from(leaf[0]);
             let other = match k {
-                0 => &b.boxes[pair[1] as usize],
-                _ => &a.boxes[pair[0] as usize],
+                0 => &b.buffers.boxes[pair[1] as usize],
+                _ => &a.buffers.boxes[pair[0] as usize],
             };
             let (tree, other_leaf) = (&trees[k], leaf[1 - k]);
             let c = tree.links[(pair[k] - tree.leaves) as usize];
@@ -278,7 +434,7 @@ struct Tree<'t> {
 impl<'t> Tree<'t> {
     fn of(body: &'t Body<'_>) -> Self {
         Self {
-            boxes: &body.boxes,
+            boxes: &body.buffers.boxes,
             links: body.shape.links(),
             leaves: body.shape.leaves(),
         }
