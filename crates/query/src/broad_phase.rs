@@ -175,6 +175,22 @@ pub fn world_aabb(
     Ok(BoxMap::new(object, margin).map(&r))
 }
 
+/// Bound on the magnitude of every world coordinate of `object` whose local coordinates are
+/// bounded by its root box and by `local` (`‖R‖∞ · local magnitude + max |t|`).
+fn world_reach(object: &CollisionObject<'_>, local: f64) -> f64 {
+    let (rows, r) = (&object.pose.rows, object.bvh.root_aabb());
+    let mag = (0..3)
+        .map(|i| (r.min[i] as f64).abs().max((r.max[i] as f64).abs()))
+        .fold(0.0, f64::max)
+        .max(local);
+    let norm = rows
+        .iter()
+        .map(|row| row[0].abs() + row[1].abs() + row[2].abs())
+        .fold(0.0, f64::max);
+    let tmax = rows.iter().map(|row| row[3].abs()).fold(0.0, f64::max);
+    norm * mag + tmax
+}
+
 /// Maps the boxes of an object's tree (in its own frame) to padded world boxes, as
 /// [`world_aabb`] maps the root: centre `R c + t`, half-extent `|R| h`, plus a pad that covers
 /// the rounding of every world corner and of the mapping, and half the margin. A box that holds
@@ -191,17 +207,7 @@ impl BoxMap {
     /// (finite, `>= 0`); its rounding pad is sized by the root box, which holds every node's.
     pub(crate) fn new(object: &CollisionObject<'_>, margin: f64) -> Self {
         let rows = object.pose.rows;
-        let r = object.bvh.root_aabb();
-        let mag = (0..3)
-            .map(|i| (r.min[i] as f64).abs().max((r.max[i] as f64).abs()))
-            .fold(0.0, f64::max);
-        let norm = rows
-            .iter()
-            .map(|row| row[0].abs() + row[1].abs() + row[2].abs())
-            .fold(0.0, f64::max);
-        let tmax = rows.iter().map(|row| row[3].abs()).fold(0.0, f64::max);
-        // Bound on the magnitude of every world coordinate of the object.
-        let reach = norm * mag + tmax;
+        let reach = world_reach(object, 0.0);
         // Rounding of a world corner (≤ K·reach) plus rounding of this mapping (a few more
         // terms of the same size); margin: half on each object, with the slack the triangle
         // prefilter uses.
@@ -366,17 +372,7 @@ fn world_sphere_from(
     margin: f64,
 ) -> WorldSphere {
     let rows = &object.pose.rows;
-    let rb = object.bvh.root_aabb();
-    let mag = (0..3)
-        .map(|i| (rb.min[i] as f64).abs().max((rb.max[i] as f64).abs()))
-        .fold(0.0, f64::max)
-        .max(r);
-    let norm = rows
-        .iter()
-        .map(|row| row[0].abs() + row[1].abs() + row[2].abs())
-        .fold(0.0, f64::max);
-    let tmax = rows.iter().map(|row| row[3].abs()).fold(0.0, f64::max);
-    let reach = norm * mag + tmax;
+    let reach = world_reach(object, r);
     let spec = spectral_bound(rows);
     // Rounding of every world corner and of the centre (each <= K·reach per coordinate, <= 2K
     // in Euclidean norm), with room to spare.
