@@ -47,12 +47,6 @@ pub struct WorldAabb {
 }
 
 impl WorldAabb {
-    /// The empty box (`min = +∞`, `max = -∞`): overlaps nothing.
-    pub const EMPTY: Self = Self {
-        min: [f64::INFINITY; 3],
-        max: [f64::NEG_INFINITY; 3],
-    };
-
     /// Whether the two closed boxes share a point.
     #[inline]
     pub fn overlaps(&self, o: &Self) -> bool {
