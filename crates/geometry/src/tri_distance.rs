@@ -100,6 +100,7 @@ fn closest_on_segment(p: DVec3, a: DVec3, b: DVec3) -> DVec3 {
 /// A triangle's plane, set up for projecting several points into it: the normal
 /// `n = e0 × e1` and the edge normals `n × e0`, `e1 × n` whose dot products with `p − t0` are the
 /// barycentric weights of `t[2]` and `t[1]` (times `|n|²`).
+#[derive(Clone, Copy, Debug)]
 struct FacePlane {
     t0: DVec3,
     n: DVec3,
@@ -139,11 +140,53 @@ impl FacePlane {
     }
 }
 
-/// Projection of `p` into the interior of triangle `t` when it falls inside (closed), else None.
-/// Returns None for degenerate triangles (zero normal).
-#[inline]
-fn face_projection(p: DVec3, t: &[DVec3; 3]) -> Option<DVec3> {
-    FacePlane::new(t)?.project(p)
+/// A triangle set up for the distances of many points ([`point_triangle_distance`] of each,
+/// bit for bit, with the plane's set-up done once).
+///
+/// ```
+/// use gprox_geometry::glam::DVec3;
+/// use gprox_geometry::tri_distance::{point_triangle_distance, PointTriangle};
+/// let t = [DVec3::ZERO, DVec3::X, DVec3::Y];
+/// let prepared = PointTriangle::new(&t);
+/// for p in [DVec3::new(0.25, 0.25, 2.0), DVec3::new(2.0, 3.0, -1.0)] {
+///     assert_eq!(prepared.distance(p), point_triangle_distance(p, &t));
+/// }
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct PointTriangle {
+    t: [DVec3; 3],
+    /// None for degenerate triangles (zero normal): only their edges are used.
+    plane: Option<FacePlane>,
+}
+
+impl PointTriangle {
+    /// Sets up triangle `t`.
+    #[inline]
+    pub fn new(t: &[DVec3; 3]) -> Self {
+        Self {
+            t: *t,
+            plane: FacePlane::new(t),
+        }
+    }
+
+    /// Closest point of the closed triangle to `p`, and the distance: the same values as
+    /// [`point_triangle_distance`].
+    #[inline]
+    pub fn distance(&self, p: DVec3) -> (f64, DVec3) {
+        if let Some(q) = self.plane.as_ref().and_then(|f| f.project(p)) {
+            return (p.distance(q), q);
+        }
+        let t = &self.t;
+        let mut best = (f64::INFINITY, t[0]);
+        for i in 0..3 {
+            let q = closest_on_segment(p, t[i], t[(i + 1) % 3]);
+            let d2 = p.distance_squared(q);
+            if d2 < best.0 {
+                best = (d2, q);
+            }
+        }
+        (best.0.sqrt(), best.1)
+    }
 }
 
 /// Closest point of the closed triangle `t` to `p`, and the distance.
@@ -157,18 +200,7 @@ fn face_projection(p: DVec3, t: &[DVec3; 3]) -> Option<DVec3> {
 /// ```
 #[inline]
 pub fn point_triangle_distance(p: DVec3, t: &[DVec3; 3]) -> (f64, DVec3) {
-    if let Some(q) = face_projection(p, t) {
-        return (p.distance(q), q);
-    }
-    let mut best = (f64::INFINITY, t[0]);
-    for i in 0..3 {
-        let q = closest_on_segment(p, t[i], t[(i + 1) % 3]);
-        let d2 = p.distance_squared(q);
-        if d2 < best.0 {
-            best = (d2, q);
-        }
-    }
-    (best.0.sqrt(), best.1)
+    PointTriangle::new(t).distance(p)
 }
 
 #[inline]

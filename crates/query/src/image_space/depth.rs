@@ -15,7 +15,8 @@
 //!    distance to a candidate's plane, a lower bound of the distance to the face that costs one
 //!    dot product (a vectorised pass over all candidates), skips every face that cannot beat
 //!    it; the others get the exact
-//!    [`point_triangle_distance`](gprox_geometry::tri_distance::point_triangle_distance).
+//!    [`point_triangle_distance`](gprox_geometry::tri_distance::point_triangle_distance), from
+//!    triangles set up once per block ([`PointTriangle`]).
 //!
 //! Every bound is widened by a margin far above the rounding of the box, plane and triangle
 //! distances, so the result is exactly the brute-force minimum over all faces (smallest face
@@ -24,6 +25,8 @@
 use glam::DVec3;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
+
+use gprox_geometry::tri_distance::PointTriangle;
 
 use super::intersect::SurfacePoint;
 use super::lattice::Lattice;
@@ -88,6 +91,8 @@ pub(crate) struct DepthScratch {
     walk: Vec<u32>,
     /// The candidates, padded with `u32::MAX` to a multiple of [`LANES`].
     faces: Vec<u32>,
+    /// The candidates' triangles, set up for point distances (not padded).
+    triangles: Vec<PointTriangle>,
     /// Their bound coefficients, [`LANES`] candidates per pack.
     packs: Vec<Pack>,
     bound: Vec<[f64; LANES]>,
@@ -241,14 +246,29 @@ fn run_block(
     // is at most D + 2r.
     let keep = (centre.0 + 2.0 * r) * (1.0 + MARGIN) + MARGIN * scale;
     gather(w, table, [lo, hi], reach, (c, keep * keep), s);
-    let mut last = centre.1;
+    // The centre's face is a candidate (its box and its bound at `c` are within `D`), but any
+    // candidate is a valid start. None at all can only come from non-finite input: then the
+    // centre's face stands in for every sample.
+    let start = s.faces.iter().position(|&f| f == centre.1);
+    let Some(mut last) = start.or((!s.triangles.is_empty()).then_some(0)) else {
+        for &i in idx {
+            let p = lattice.center(cells[i as usize]);
+            let (distance, point) = w.point_distance(p, centre.1);
+            out[i as usize] = SurfacePoint {
+                distance,
+                point,
+                face: centre.1,
+            };
+        }
+        return (centre.1, c);
+    };
     for &i in idx {
         let p = lattice.center(cells[i as usize]);
-        let best = nearest_among(w, p, last, scale, s);
-        last = best.face;
+        let (best, at) = nearest_among(p, last, scale, s);
+        last = at;
         out[i as usize] = best;
     }
-    (last, c)
+    (s.faces[last], c)
 }
 
 /// Collects into `s` every face of `w` whose box is within `reach` of the box `[lo, hi]` and
@@ -263,6 +283,7 @@ fn gather(
     s: &mut DepthScratch,
 ) {
     s.faces.clear();
+    s.triangles.clear();
     s.packs.clear();
     let cut = reach * reach;
     let gap = |n: &crate::world::Node| {
@@ -301,6 +322,7 @@ fn gather(
             pack[k][lane] = x;
         }
         s.faces.push(n.left);
+        s.triangles.push(PointTriangle::new(&w.triangle(n.left)));
     }
     s.faces.resize(s.packs.len() * LANES, u32::MAX);
 }
@@ -341,48 +363,47 @@ fn bounds([a, b, c]: [DVec3; 3]) -> [f64; 16] {
 }
 
 /// The nearest of the gathered faces to `p` (the minimum over all faces, see the module
-/// docs), starting from face `warm`.
-fn nearest_among(
-    w: &World<'_>,
-    p: DVec3,
-    warm: u32,
-    scale: f64,
-    s: &mut DepthScratch,
-) -> SurfacePoint {
-    let (d, q) = w.point_distance(p, warm);
+/// docs), starting from candidate `warm`; with its candidate index.
+fn nearest_among(p: DVec3, warm: usize, scale: f64, s: &mut DepthScratch) -> (SurfacePoint, usize) {
+    let (d, q) = s.triangles[warm].distance(p);
     let mut best = SurfacePoint {
         distance: d,
         point: q,
-        face: warm,
+        face: s.faces[warm],
     };
+    let mut at = warm;
     let margin = MARGIN * scale;
     // Lower bounds of the candidates' distances (squared; see `bounds`) and which are under
     // the first cut, in one vectorised pass; then the few set bits with the current cut.
     let mut cut = (best.distance + margin).powi(2);
-    s.bound.clear();
-    s.bound.resize(s.packs.len(), [f64::INFINITY; LANES]);
-    lower_bounds(&s.packs, p, cut, &mut s.bound, &mut s.under);
-    for (at, &word) in s.under.iter().enumerate() {
+    // Every entry is written by the pass: only grow the buffer.
+    if s.bound.len() < s.packs.len() {
+        s.bound.resize(s.packs.len(), [f64::INFINITY; LANES]);
+    }
+    let bound = &mut s.bound[..s.packs.len()];
+    lower_bounds(&s.packs, p, cut, bound, &mut s.under);
+    for (word_at, &word) in s.under.iter().enumerate() {
         let mut mask = word;
         while mask != 0 {
-            let j = 64 * at + mask.trailing_zeros() as usize;
+            let j = 64 * word_at + mask.trailing_zeros() as usize;
             mask &= mask - 1;
             let f = s.faces[j];
-            if s.bound[j / LANES][j % LANES] > cut || f == best.face {
+            if s.bound[j / LANES][j % LANES] > cut || j == at {
                 continue;
             }
-            let (d, q) = w.point_distance(p, f);
+            let (d, q) = s.triangles[j].distance(p);
             if d < best.distance || (d == best.distance && f < best.face) {
                 best = SurfacePoint {
                     distance: d,
                     point: q,
                     face: f,
                 };
+                at = j;
                 cut = (d + margin).powi(2);
             }
         }
     }
-    best
+    (best, at)
 }
 
 /// Packs per word of [`DepthScratch::under`].
