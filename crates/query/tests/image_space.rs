@@ -51,6 +51,7 @@ fn check_intersection(a: &Posed, b: &Posed, r: &Intersection) -> Result<(), Test
     let pts: Vec<DVec3> = r.samples().iter().map(|s| s.position).collect();
     let (oa, ob) = (oracle(&pts, &ta), oracle(&pts, &tb));
     prop_assert_eq!(r.samples().len() as u64, r.count());
+    prop_assert!(in_order(r), "samples out of (region, z, y, x) order");
     for (i, s) in r.samples().iter().enumerate() {
         prop_assert!(matches!(oa[i], Truth::Winding(w) if w != 0));
         prop_assert!(matches!(ob[i], Truth::Winding(w) if w != 0));
@@ -70,6 +71,14 @@ fn check_intersection(a: &Posed, b: &Posed, r: &Intersection) -> Result<(), Test
         }
     }
     Ok(())
+}
+
+/// The samples are in strictly increasing (region, `z`, `y`, `x`) order: each cell once.
+fn in_order(r: &Intersection) -> bool {
+    let key = |s: &gprox_query::image_space::IntersectionSample| {
+        (s.region, s.cell[2], s.cell[1], s.cell[0])
+    };
+    r.samples().windows(2).all(|w| key(&w[0]) < key(&w[1]))
 }
 
 /// `intersect(b, a)` is `intersect(a, b)` with the sides swapped.
@@ -263,6 +272,42 @@ fn deep_samples_of_the_deforming_tori_match_brute_force() {
         .fold(0.0, f64::max);
     assert!(deepest > 0.2, "{deepest}");
     check_intersection(&a, &b, &r).unwrap();
+}
+
+/// The deepest frame of the deforming tori at half the harness's tolerance: tens of thousands
+/// of samples, so that they are ordered by the radix sort of `sorted_samples` (the smaller
+/// cases above take the comparison sort), in the same order, each cell once.
+#[test]
+fn many_samples_are_in_lattice_order() {
+    let scene = gprox_geometry::scene::Scene::builtin_deforming_tori();
+    let posed = |i: usize| {
+        let m = scene.mesh(i);
+        let mesh = TriMesh::new(scene.positions(0, i).to_vec(), m.faces().to_vec()).unwrap();
+        Posed::new(mesh, scene.pose64(0, i))
+    };
+    let (a, b) = (posed(0), posed(1));
+    let r = intersect(
+        &a.object(),
+        &b.object(),
+        &ImageSpaceOptions::new(0.0207 / 2.0),
+    )
+    .unwrap();
+    assert!(r.count() > 1 << 15, "{}", r.count());
+    assert_eq!(r.samples().len() as u64, r.count());
+    assert!(in_order(&r), "samples out of (region, z, y, x) order");
+    // The places the radix sort put the samples in hold the right ones: a sample's position is
+    // its cell's, inside both, with brute-force depths (every 64th sample).
+    let (ta, tb) = (a.triangles(), b.triangles());
+    let some: Vec<_> = r.samples().iter().step_by(64).collect();
+    let pts: Vec<DVec3> = some.iter().map(|s| s.position).collect();
+    let (oa, ob) = (oracle(&pts, &ta), oracle(&pts, &tb));
+    for (i, s) in some.iter().enumerate() {
+        assert_eq!(s.position, r.lattice().center(s.cell));
+        assert!(matches!(oa[i], Truth::Winding(w) if w != 0));
+        assert!(matches!(ob[i], Truth::Winding(w) if w != 0));
+        let (da, _, fa) = brute_nearest(s.position, &ta);
+        assert_eq!((s.a.distance, s.a.face), (da, fa));
+    }
 }
 
 /// A unit box whose bottom has a sliver face (vertex 8 at `1e-6` from the edge 0–1: an angle

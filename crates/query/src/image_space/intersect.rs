@@ -424,21 +424,53 @@ impl Plan {
 /// pool costs more than it saves, and far more on a loaded machine).
 const SERIAL: usize = 1 << 14;
 
-/// The samples of every part by region, then lattice order (their surface points unset): their
-/// keys (region, `z`, `y`, `x`) with their places are sorted (in parallel when there are many),
-/// then the samples are made in place in an output of the final size.
+/// The samples of every part by region, then lattice order (their surface points unset).
+/// Many samples are ordered by a radix sort of one `u64` key each (region, `z`, `y`, `x` in
+/// mixed radix over the range the samples span; [`dense_keys`]), few (or a range too large for
+/// 64 bits) by sorting their `u128` keys with their places; then the samples are made in place
+/// in an output of the final size, in parallel when there are many. Every cell lies in one
+/// region once, so the keys are distinct and both ways give the same order.
 pub(super) fn sorted_samples(parts: &[Part], lattice: &Lattice) -> Vec<IntersectionSample> {
     const UNSET: SurfacePoint = SurfacePoint {
         distance: f64::NAN,
         point: DVec3::NAN,
         face: u32::MAX,
     };
+    let make = |t: usize, i: usize| {
+        let cell = parts[t].cells[i];
+        IntersectionSample {
+            cell,
+            position: lattice.center(cell),
+            region: parts[t].region,
+            a: UNSET,
+            b: UNSET,
+        }
+    };
+    let total = parts.iter().map(|p| p.cells.len()).sum();
+    if total >= SERIAL {
+        if let Some(keys) = dense_keys(parts, total) {
+            // Where each part's samples start in the concatenation the keys follow.
+            let mut start = Vec::with_capacity(parts.len() + 1);
+            start.push(0);
+            for p in parts {
+                start.push(start.last().copied().unwrap_or(0) + p.cells.len());
+            }
+            let (_, order) = gprox_bvh::sort::sort_codes(&keys);
+            return order
+                .par_iter()
+                .map(|&at| {
+                    let at = at as usize;
+                    let t = start.partition_point(|&s| s <= at) - 1;
+                    make(t, at - start[t])
+                })
+                .collect();
+        }
+    }
     let key = |region: u32, cell: [u32; 3]| {
         let (z, y, x) = cell_order(cell);
         (u128::from(region) << 96) | (u128::from(z) << 64) | (u128::from(y) << 32) | u128::from(x)
     };
     // The keys at their exact number, each part's written in parallel into its own slice.
-    let total = parts.iter().map(|p| p.cells.len()).sum();
     let mut keys: Vec<(u128, usize, usize)> = vec![(0, 0, 0); total];
     let mut slices = Vec::with_capacity(parts.len());
     let mut rest = keys.as_mut_slice();
@@ -452,16 +484,7 @@ pub(super) fn sorted_samples(parts: &[Part], lattice: &Lattice) -> Vec<Intersect
             *k = (key(parts[t].region, c), t, i);
         }
     };
-    let sample = |&(_, t, i): &(u128, usize, usize)| {
-        let cell = parts[t].cells[i];
-        IntersectionSample {
-            cell,
-            position: lattice.center(cell),
-            region: parts[t].region,
-            a: UNSET,
-            b: UNSET,
-        }
-    };
+    let sample = |&(_, t, i): &(u128, usize, usize)| make(t, i);
     if total < SERIAL {
         slices.into_iter().enumerate().for_each(fill);
         keys.sort_unstable_by_key(|k| k.0);
@@ -470,6 +493,49 @@ pub(super) fn sorted_samples(parts: &[Part], lattice: &Lattice) -> Vec<Intersect
     slices.into_par_iter().enumerate().for_each(fill);
     keys.par_sort_unstable_by_key(|k| k.0);
     keys.par_iter().map(sample).collect()
+}
+
+/// One key per sample of `parts` (`total` of them, part after part), ordered as (region, `z`,
+/// `y`, `x`): the mixed-radix number of the sample's place in the box the samples span, or
+/// `None` when that box has more places than a `u64` counts, or there are 2³² samples or more
+/// (the radix sort's indices are `u32`).
+fn dense_keys(parts: &[Part], total: usize) -> Option<Vec<u64>> {
+    u32::try_from(total).ok()?;
+    let (mut lo, mut hi) = ([u32::MAX; 4], [0u32; 4]);
+    for p in parts {
+        for &c in &p.cells {
+            let (z, y, x) = cell_order(c);
+            for (a, v) in [p.region, z, y, x].into_iter().enumerate() {
+                lo[a] = lo[a].min(v);
+                hi[a] = hi[a].max(v);
+            }
+        }
+    }
+    let size = |a: usize| u64::from(hi[a] - lo[a]) + 1;
+    // The number of places must fit: region × z × y × x of them.
+    size(0)
+        .checked_mul(size(1))?
+        .checked_mul(size(2))?
+        .checked_mul(size(3))?;
+    let key = |region: u32, c: [u32; 3]| {
+        let (z, y, x) = cell_order(c);
+        let digits = [region, z, y, x];
+        (0..4).fold(0u64, |k, a| k * size(a) + u64::from(digits[a] - lo[a]))
+    };
+    let mut keys = vec![0u64; total];
+    let mut rest = keys.as_mut_slice();
+    let mut slices = Vec::with_capacity(parts.len());
+    for p in parts {
+        let (mine, tail) = rest.split_at_mut(p.cells.len());
+        slices.push((p, mine));
+        rest = tail;
+    }
+    slices.into_par_iter().for_each(|(p, out)| {
+        for (k, &c) in out.iter_mut().zip(&p.cells) {
+            *k = key(p.region, c);
+        }
+    });
+    Some(keys)
 }
 
 /// Fills in the surface points of `samples` (sorted by region, then lattice order) in
