@@ -390,156 +390,33 @@ fn bad_input_names_the_object() {
 
 // --- the nbody-spheres benchmark scene ---------------------------------------------------
 
-/// A minimal JSON value (enough for the results file).
-#[derive(Debug)]
-enum Json {
-    /// `null`, `true` or `false` (not needed here).
-    Literal,
-    Num(f64),
-    Str(String),
-    Arr(Vec<Json>),
-    Obj(Vec<(String, Json)>),
-}
-
-impl Json {
-    fn get(&self, key: &str) -> Option<&Json> {
-        match self {
-            Json::Obj(kv) => kv.iter().find(|(k, _)| k == key).map(|(_, v)| v),
-            _ => None,
-        }
-    }
-    fn arr(&self) -> &[Json] {
-        match self {
-            Json::Arr(a) => a,
-            _ => &[],
-        }
-    }
-    fn num(&self) -> f64 {
-        match self {
-            Json::Num(x) => *x,
-            _ => f64::NAN,
-        }
-    }
-    fn str(&self) -> &str {
-        match self {
-            Json::Str(s) => s,
-            _ => "",
-        }
-    }
-}
-
-fn parse_json(s: &[u8], i: &mut usize) -> Json {
-    let ws = |i: &mut usize| {
-        while *i < s.len() && s[*i].is_ascii_whitespace() {
-            *i += 1;
-        }
-    };
-    ws(i);
-    match s[*i] {
-        b'{' => {
-            *i += 1;
-            let mut kv = Vec::new();
-            loop {
-                ws(i);
-                if s[*i] == b'}' {
-                    *i += 1;
-                    break;
-                }
-                let Json::Str(k) = parse_json(s, i) else {
-                    panic!("json key at byte {i}")
-                };
-                ws(i);
-                assert_eq!(s[*i], b':', "json ':' at byte {i}");
-                *i += 1;
-                kv.push((k, parse_json(s, i)));
-                ws(i);
-                if s[*i] == b',' {
-                    *i += 1;
-                }
-            }
-            Json::Obj(kv)
-        }
-        b'[' => {
-            *i += 1;
-            let mut a = Vec::new();
-            loop {
-                ws(i);
-                if s[*i] == b']' {
-                    *i += 1;
-                    break;
-                }
-                a.push(parse_json(s, i));
-                ws(i);
-                if s[*i] == b',' {
-                    *i += 1;
-                }
-            }
-            Json::Arr(a)
-        }
-        b'"' => {
-            *i += 1;
-            let mut out = String::new();
-            while s[*i] != b'"' {
-                if s[*i] == b'\\' {
-                    *i += 1;
-                }
-                out.push(s[*i] as char);
-                *i += 1;
-            }
-            *i += 1;
-            Json::Str(out)
-        }
-        b't' | b'f' | b'n' => {
-            let word: Vec<u8> = s[*i..]
-                .iter()
-                .take_while(|c| c.is_ascii_alphabetic())
-                .copied()
-                .collect();
-            *i += word.len();
-            Json::Literal
-        }
-        _ => {
-            let start = *i;
-            while *i < s.len() && matches!(s[*i], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9') {
-                *i += 1;
-            }
-            let text = std::str::from_utf8(&s[start..*i]).expect("number");
-            Json::Num(
-                text.parse()
-                    .unwrap_or_else(|_| panic!("number {text:?} at byte {start}")),
-            )
-        }
-    }
-}
-
-/// Per frame of the reference run ("ref", brute force) of `kind`: (count, object pairs).
-fn reference(results: &Json, kind: &str) -> Vec<(Option<usize>, Vec<[u32; 2]>)> {
-    let q = results
-        .get("queries")
+/// Per frame of the reference run ("ref", brute force) of `kind` in the peers' results file:
+/// (count, object pairs).
+fn reference(results: &serde_json::Value, kind: &str) -> Vec<(Option<usize>, Vec<[u32; 2]>)> {
+    let q = results["queries"]
+        .as_array()
         .expect("queries")
-        .arr()
         .iter()
-        .find(|q| q.get("kind").map(Json::str) == Some(kind))
+        .find(|q| q["kind"] == kind)
         .expect("query kind");
-    let run = q
-        .get("runs")
+    let run = q["runs"]
+        .as_array()
         .expect("runs")
-        .arr()
         .iter()
-        .find(|r| r.get("peer").map(Json::str) == Some("ref"))
+        .find(|r| r["peer"] == "ref")
         .expect("ref run");
-    run.get("frames")
+    let index = |v: &serde_json::Value| v.as_u64().expect("object index") as u32;
+    run["frames"]
+        .as_array()
         .expect("frames")
-        .arr()
         .iter()
         .map(|f| {
-            let count = f.get("count").map(|c| c.num() as usize);
-            let pairs = f
-                .get("object_pairs")
+            let count = f["count"].as_u64().map(|c| c as usize);
+            let pairs = f["object_pairs"]
+                .as_array()
                 .expect("object_pairs")
-                .arr()
                 .iter()
-                .map(|p| [p.arr()[0].num() as u32, p.arr()[1].num() as u32])
+                .map(|p| [index(&p[0]), index(&p[1])])
                 .collect();
             (count, pairs)
         })
@@ -562,7 +439,7 @@ fn nbody_spheres_match_reference() {
     }
     let scene = gprox_geometry::scene::Scene::load(dir).expect("scene loads");
     let text = std::fs::read(res).expect("results json");
-    let results = parse_json(&text, &mut 0);
+    let results: serde_json::Value = serde_json::from_slice(&text).expect("results parse");
     let all = reference(&results, "collide-all");
     let any = reference(&results, "collide-any");
     let bvhs: Vec<Bvh> = scene.meshes().iter().map(lbvh::build).collect();
