@@ -81,10 +81,10 @@ pub fn slot(n: &WideRssNode, s: usize) -> Rss {
     }
 }
 
-/// Slots `4h .. 4h + 4` of `n` in four lanes.
+/// Slots `from .. from + L::WIDTH` of `n` in the lanes of `L`.
 #[inline(always)]
-fn quarter<L: F64Lanes>(n: &WideRssNode, h: usize) -> RssLanes<L> {
-    let l = |x: &[f64; LANES]| L::load(&x[h * 4..]);
+fn chunk<L: F64Lanes>(n: &WideRssNode, from: usize) -> RssLanes<L> {
+    let l = |x: &[f64; LANES]| L::load(&x[from..]);
     let v = |k: usize| V3 {
         x: l(&n.axes[k]),
         y: l(&n.axes[k + 1]),
@@ -103,13 +103,13 @@ fn quarter<L: F64Lanes>(n: &WideRssNode, h: usize) -> RssLanes<L> {
     }
 }
 
-/// [`bounds`] on lanes `L`.
+/// [`bounds`] on lanes `L`, `L::WIDTH` slots at a time.
 #[inline(always)]
 fn bounds_lanes<L: F64Lanes>(n: &WideRssNode, o: &Rss) -> [f64; LANES] {
     let ol = RssLanes::splat(o);
     let mut out = [0.0; LANES];
-    for h in 0..2 {
-        gaps(&quarter::<L>(n, h), &ol).store(&mut out[h * 4..]);
+    for from in (0..LANES).step_by(L::WIDTH) {
+        gaps(&chunk::<L>(n, from), &ol).store(&mut out[from..]);
     }
     out.map(|g| g.max(0.0))
 }
@@ -120,20 +120,51 @@ fn bounds_avx2(n: &WideRssNode, o: &Rss) -> [f64; LANES] {
     bounds_lanes::<crate::rss_pair::Avx4>(n, o)
 }
 
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn bounds_avx512(n: &WideRssNode, o: &Rss) -> [f64; LANES] {
+    bounds_lanes::<crate::rss_pair::Avx8>(n, o)
+}
+
 /// `slot(n, s).distance_lower_bound(o)` for every slot `s` of `n`, bit for bit: the bounds of
-/// one node's eight volumes against one volume in the same frame (on AVX registers when the CPU
-/// has AVX2, else on portable lanes; the same bits either way).
+/// one node's eight volumes against one volume in the same frame (all eight in one AVX-512
+/// register when the CPU has AVX-512F, four at a time on AVX registers when it has AVX2, else
+/// on portable lanes; the same bits every way).
 #[inline]
 pub fn bounds(n: &WideRssNode, o: &Rss) -> [f64; LANES] {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2 (checked just above).
-        return unsafe { bounds_avx2(n, o) };
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU has AVX-512F (checked just above).
+            return unsafe { bounds_avx512(n, o) };
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (checked just above).
+            return unsafe { bounds_avx2(n, o) };
+        }
     }
     bounds_lanes::<f64x4>(n, o)
 }
 
-/// [`bounds`] on the portable lanes only (to check the AVX path against).
+/// [`bounds`] on the portable lanes only (to check the AVX paths against).
 pub fn bounds_portable(n: &WideRssNode, o: &Rss) -> [f64; LANES] {
     bounds_lanes::<f64x4>(n, o)
+}
+
+/// [`bounds`] on every path this CPU can run (portable, AVX2, AVX-512F, those it has), to
+/// check each against the others.
+pub fn bounds_every_path(n: &WideRssNode, o: &Rss) -> Vec<[f64; LANES]> {
+    let mut out = vec![bounds_portable(n, o)];
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (checked just above).
+            out.push(unsafe { bounds_avx2(n, o) });
+        }
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU has AVX-512F (checked just above).
+            out.push(unsafe { bounds_avx512(n, o) });
+        }
+    }
+    out
 }

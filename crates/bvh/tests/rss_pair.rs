@@ -9,7 +9,7 @@ use gprox_bvh::lane_tree::LaneNode;
 use gprox_bvh::rss::Rss;
 use gprox_bvh::rss_pair::lower_bounds_mapped;
 use gprox_bvh::wide::EMPTY;
-use gprox_bvh::wide_rss::{bounds, bounds_portable, slot, WideRssNode};
+use gprox_bvh::wide_rss::{bounds, bounds_every_path, bounds_portable, slot, WideRssNode};
 use proptest::prelude::*;
 
 fn unit() -> impl Strategy<Value = DVec3> {
@@ -132,7 +132,8 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
 
     /// The eight-lane bound equals the scalar bound of each slot, bit for bit, on the dispatched
-    /// (AVX2 where the CPU has it) and the portable lanes; slots read back as written.
+    /// lanes and on every path the CPU runs (portable, AVX2, AVX-512F); slots read back as
+    /// written.
     #[test]
     fn wide_bounds_bit_identical(vols in prop::array::uniform8(rss()), o in rss(), m in map(), near in 0usize..8, used in 1usize..=8) {
         let (q, t, grow) = m;
@@ -143,6 +144,9 @@ proptest! {
         let n = node_of(&vols, used);
         let got = bounds(&n, &o);
         prop_assert_eq!(got.map(f64::to_bits), bounds_portable(&n, &o).map(f64::to_bits));
+        for each in bounds_every_path(&n, &o) {
+            prop_assert_eq!(got.map(f64::to_bits), each.map(f64::to_bits));
+        }
         for (s, v) in vols.iter().enumerate() {
             prop_assert_eq!(slot(&n, s), *v);
             prop_assert_eq!(got[s].to_bits(), v.distance_lower_bound(&o).to_bits(), "slot {}", s);
