@@ -417,7 +417,7 @@ fn deforming_tori_intersection_volume_stays_within_budget() {
             );
             assert_eq!(used.d2h_bytes, 2 * cells + 80 * samples, "frame {f}");
             let tiles = used.h2d_bytes - 12 * samples;
-            assert!(tiles > 0 && tiles % 40 == 0, "frame {f}");
+            assert!(tiles > 0 && tiles.is_multiple_of(40), "frame {f}");
             assert!(tiles <= 40 * cells.div_ceil(16), "frame {f}");
             if pass == 1 {
                 assert_eq!(used.allocations, 0, "frame {f}");

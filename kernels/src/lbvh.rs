@@ -373,7 +373,7 @@ pub(crate) fn validate_bvh(bvh: &Bvh, primitives: usize) -> Result<u32> {
             )))
         };
     }
-    if total % 2 == 0 || bvh.parents.len() != total {
+    if total.is_multiple_of(2) || bvh.parents.len() != total {
         return Err(CudaError::InvalidBvh(format!(
             "{total} nodes and {} parents; expected 2n-1 of each",
             bvh.parents.len()

@@ -35,7 +35,7 @@ fn run_all() -> bool {
 /// Keep query `i` of `n`: at most ~`cap` per file unless `GPROX_CCD_ALL=1` (as the CPU's
 /// `crates/query/tests/ccd_data.rs`).
 fn keep(i: usize, n: usize, cap: usize) -> bool {
-    run_all() || n <= cap || i % n.div_ceil(cap) == 0
+    run_all() || n <= cap || i.is_multiple_of(n.div_ceil(cap))
 }
 
 /// What a batch of queries gave.

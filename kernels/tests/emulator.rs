@@ -10,7 +10,7 @@ use gprox_cuda::{Device, Kernel};
 fn expected(i: u32, block: u32) -> [u32; 5] {
     let warp0 = i / 32 * 32;
     let lane = i % 32;
-    let ballot = (0..32).fold(0u32, |m, l| m | (((warp0 + l) % 3 == 0) as u32) << l);
+    let ballot = (0..32).fold(0u32, |m, l| m | ((warp0 + l).is_multiple_of(3) as u32) << l);
     let shfl = 7 * (warp0 + (lane + 5) % 32);
     let down = if lane + 3 < 32 { i + 3 } else { i };
     let warp_sum = (warp0..warp0 + 32).sum();

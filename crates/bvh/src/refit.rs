@@ -158,7 +158,7 @@ pub(crate) fn leaf_count(bvh: &Bvh) -> Result<Option<usize>, RefitError> {
     if total == 0 && bvh.parents.is_empty() {
         return Ok(None);
     }
-    if total % 2 == 0 || bvh.parents.len() != total {
+    if total.is_multiple_of(2) || bvh.parents.len() != total {
         return Err(RefitError::BadNodeCount {
             nodes: total,
             parents: bvh.parents.len(),

@@ -31,7 +31,7 @@ fn run_all() -> bool {
 
 /// Keep query `i` of `n` in the sampled run: at most ~`cap` per file, deterministic.
 fn keep(i: usize, n: usize, cap: usize) -> bool {
-    run_all() || n <= cap || i % n.div_ceil(cap) == 0
+    run_all() || n <= cap || i.is_multiple_of(n.div_ceil(cap))
 }
 
 #[derive(Default, Debug)]

@@ -439,7 +439,7 @@ fn benchmark_scene_references() {
                 continue;
             };
             let frame = frame as usize;
-            if !seen.insert(frame) || frame % 9 != 0 {
+            if !seen.insert(frame) || !frame.is_multiple_of(9) {
                 continue;
             }
             let a = WideDistanceObject {

@@ -42,7 +42,11 @@ impl RadixOptions {
 
     /// Checks the shape for `n` elements and returns the tiles (blocks of every kernel).
     fn check(&self, n: u32) -> Result<u32> {
-        if self.tile == 0 || self.block == 0 || self.block % 32 != 0 || self.block > MAX_BLOCK {
+        if self.tile == 0
+            || self.block == 0
+            || !self.block.is_multiple_of(32)
+            || self.block > MAX_BLOCK
+        {
             return Err(CudaError::InvalidLaunch {
                 kernel: "gprox_radix_pass",
                 grid: n.div_ceil(self.tile.max(1)),

@@ -232,7 +232,7 @@ impl CoonsBvh {
         let mut internal_count = 0u32;
         while let Some((s, k)) = queue.pop_front() {
             let node = &locals[s][k];
-            if i % 64 == 0 {
+            if i.is_multiple_of(64) {
                 bvh.internal.push(0);
                 bvh.split_u.push(0);
                 bvh.rank.push(internal_count);
@@ -252,7 +252,7 @@ impl CoonsBvh {
                 LocalKind::Leaf { .. } | LocalKind::Exact => {
                     // Leaf number `i - rank(i)` counts Coons and exact leaves alike.
                     let k = i - internal_count as usize;
-                    if k % EPS_BLOCK == 0 {
+                    if k.is_multiple_of(EPS_BLOCK) {
                         bvh.eps_block.push(bvh.eps.len() as u32);
                     }
                     match &node.kind {

@@ -193,7 +193,7 @@ fn choose_split(
     // alternate directions so both parameter lengths shrink and the build converges.
     let progress = wu.min(wv) < own;
     let choice = if !progress {
-        depth % 2 == 0
+        depth.is_multiple_of(2)
     } else if wu == wv {
         prefer_u
     } else {

@@ -407,7 +407,7 @@ impl<'a, 's> Traversal<'a, 's> {
             self.budget -= 1;
             if let Some(flag) = sink.any {
                 polls = polls.wrapping_add(1);
-                if polls % 64 == 0 && flag.load(Ordering::Relaxed) {
+                if polls.is_multiple_of(64) && flag.load(Ordering::Relaxed) {
                     return Ok(true);
                 }
             }

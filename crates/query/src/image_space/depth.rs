@@ -486,7 +486,7 @@ unsafe fn lower_bounds_avx2(
             word = 0;
         }
     }
-    if packs.len() % PACKS_PER_WORD != 0 {
+    if !packs.len().is_multiple_of(PACKS_PER_WORD) {
         under.push(word);
     }
 }
@@ -516,7 +516,7 @@ fn lower_bounds_plain(
             word = 0;
         }
     }
-    if packs.len() % PACKS_PER_WORD != 0 {
+    if !packs.len().is_multiple_of(PACKS_PER_WORD) {
         under.push(word);
     }
 }

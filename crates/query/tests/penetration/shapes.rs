@@ -164,7 +164,7 @@ pub fn l_prism(s: f32, at: Vec3) -> TriMesh {
 pub fn grid_shape(kind: u8, lo: [i8; 3], size: [u8; 3]) -> TriMesh {
     let lo = Vec3::from_array(lo.map(|x| f32::from(x) * 0.25));
     let hi = lo + Vec3::from_array(size.map(|x| f32::from(x.max(1)) * 0.25));
-    if kind % 3 == 0 {
+    if kind.is_multiple_of(3) {
         cube(lo, hi)
     } else if kind % 3 == 2 {
         l_prism(f32::from(size[0].max(1)) * 0.25, lo)
