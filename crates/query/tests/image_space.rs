@@ -251,18 +251,23 @@ fn torus_through_torus() {
     check_symmetric(&a, &b, &opts).unwrap();
 }
 
-/// A frame of the benchmark's deforming tori (2 × 5,000 triangles, deep overlap) at the
-/// harness's tolerance: thousands of samples deep inside both tubes, where a whole ring of
-/// faces is nearly equidistant — every depth, closest point and face equals brute force.
-#[test]
-fn deep_samples_of_the_deforming_tori_match_brute_force() {
+/// The two tori of frame 0 (the deepest) of the benchmark's deforming tori.
+fn deforming_tori_frame0() -> (Posed, Posed) {
     let scene = gprox_geometry::scene::Scene::builtin_deforming_tori();
     let posed = |i: usize| {
         let m = scene.mesh(i);
         let mesh = TriMesh::new(scene.positions(0, i).to_vec(), m.faces().to_vec()).unwrap();
         Posed::new(mesh, scene.pose64(0, i))
     };
-    let (a, b) = (posed(0), posed(1));
+    (posed(0), posed(1))
+}
+
+/// A frame of the benchmark's deforming tori (2 × 5,000 triangles, deep overlap) at the
+/// harness's tolerance: thousands of samples deep inside both tubes, where a whole ring of
+/// faces is nearly equidistant — every depth, closest point and face equals brute force.
+#[test]
+fn deep_samples_of_the_deforming_tori_match_brute_force() {
+    let (a, b) = deforming_tori_frame0();
     let r = intersect(&a.object(), &b.object(), &ImageSpaceOptions::new(0.0207)).unwrap();
     assert!(r.count() > 5_000, "{}", r.count());
     let deepest = r
@@ -279,13 +284,7 @@ fn deep_samples_of_the_deforming_tori_match_brute_force() {
 /// cases above take the comparison sort), in the same order, each cell once.
 #[test]
 fn many_samples_are_in_lattice_order() {
-    let scene = gprox_geometry::scene::Scene::builtin_deforming_tori();
-    let posed = |i: usize| {
-        let m = scene.mesh(i);
-        let mesh = TriMesh::new(scene.positions(0, i).to_vec(), m.faces().to_vec()).unwrap();
-        Posed::new(mesh, scene.pose64(0, i))
-    };
-    let (a, b) = (posed(0), posed(1));
+    let (a, b) = deforming_tori_frame0();
     let r = intersect(
         &a.object(),
         &b.object(),
