@@ -131,6 +131,33 @@ impl Entry {
     }
 }
 
+/// A lower bound of the distance between triangles `t` and `o`: how far `o` lies on one side
+/// of `t`'s plane (0 when it meets the plane, or `t` is degenerate), made smaller by far more
+/// than its rounding (relative `1e-12` of the coordinates' magnitudes).
+#[inline]
+fn plane_gap(t: &[DVec3; 3], o: &[DVec3; 3]) -> f64 {
+    let n = (t[1] - t[0]).cross(t[2] - t[0]);
+    let len = n.length();
+    if !(len > 0.0) {
+        return 0.0;
+    }
+    let d = o.map(|v| n.dot(v - t[0]) / len);
+    let (lo, hi) = (d[0].min(d[1]).min(d[2]), d[0].max(d[1]).max(d[2]));
+    let gap = if lo > 0.0 {
+        lo
+    } else if hi < 0.0 {
+        -hi
+    } else {
+        return 0.0;
+    };
+    let scale = t
+        .iter()
+        .chain(o)
+        .fold(0.0f64, |m, v| m.max(v.abs().max_element()));
+    // NaN (non-finite input) gives NaN, which no cut is below.
+    gap - 1e-12 * (scale + gap)
+}
+
 /// Shared state of one query: the upper bound (as f64 bits; non-negative floats order like
 /// their bits) and its witness.
 struct Shared {
@@ -188,11 +215,23 @@ impl<'q, T: Bvtt> Search<'q, T> {
         self.face_pair(ta, tb)
     }
 
+    /// The world triangles of face `ta` of A and face `tb` of B.
+    fn world_faces(&self, ta: u32, tb: u32) -> [[DVec3; 3]; 2] {
+        [
+            transform_triangle(&self.pose_a, self.am.triangle(ta as usize)),
+            transform_triangle(&self.pose_b, self.bm.triangle(tb as usize)),
+        ]
+    }
+
     /// The exact distance of face `ta` of A and face `tb` of B.
     fn face_pair(&self, ta: u32, tb: u32) -> Best {
-        let x = transform_triangle(&self.pose_a, self.am.triangle(ta as usize));
-        let y = transform_triangle(&self.pose_b, self.bm.triangle(tb as usize));
-        let r = triangle_distance(&x, &y);
+        let [x, y] = self.world_faces(ta, tb);
+        self.exact(ta, tb, &x, &y)
+    }
+
+    /// The exact distance of the world triangles `x` (face `ta` of A) and `y` (face `tb` of B).
+    fn exact(&self, ta: u32, tb: u32, x: &[DVec3; 3], y: &[DVec3; 3]) -> Best {
+        let r = triangle_distance(x, y);
         Best {
             d: r.distance,
             pa: r.point_a,
@@ -271,7 +310,16 @@ impl<'q, T: Bvtt> Search<'q, T> {
                 continue;
             }
             if self.tt.is_leaf_pair(ea, eb) {
-                self.offer(shared, self.leaf_pair(ea, eb));
+                // Most leaf pairs reached do not improve the bound: the plane test skips those
+                // whose triangles lie on either side of one's plane by at least the cut.
+                let (ta, tb) = self.tt.faces(ea, eb);
+                let [x, y] = self.world_faces(ta, tb);
+                let plane = plane_gap(&x, &y).max(plane_gap(&y, &x));
+                if plane >= cut {
+                    lower = lower.min(plane);
+                    continue;
+                }
+                self.offer(shared, self.exact(ta, tb, &x, &y));
                 continue;
             }
             let mut near: Option<Entry> = None;
