@@ -132,16 +132,20 @@ impl Entry {
 }
 
 /// A lower bound of the distance between triangles `t` and `o`: how far `o` lies on one side
-/// of `t`'s plane (0 when it meets the plane, or `t` is degenerate), made smaller by far more
-/// than its rounding (relative `1e-12` of the coordinates' magnitudes).
+/// of `t`'s plane (0 when it meets the plane, `t` is degenerate or a figure is not finite),
+/// made smaller by far more than its rounding (relative `1e-12` of the coordinates'
+/// magnitudes).
 #[inline]
 fn plane_gap(t: &[DVec3; 3], o: &[DVec3; 3]) -> f64 {
     let n = (t[1] - t[0]).cross(t[2] - t[0]);
     let len = n.length();
-    if !(len > 0.0) {
+    if !len.is_finite() || len <= 0.0 {
         return 0.0;
     }
     let d = o.map(|v| n.dot(v - t[0]) / len);
+    if d.iter().any(|x| !x.is_finite()) {
+        return 0.0;
+    }
     let (lo, hi) = (d[0].min(d[1]).min(d[2]), d[0].max(d[1]).max(d[2]));
     let gap = if lo > 0.0 {
         lo
@@ -154,7 +158,6 @@ fn plane_gap(t: &[DVec3; 3], o: &[DVec3; 3]) -> f64 {
         .iter()
         .chain(o)
         .fold(0.0f64, |m, v| m.max(v.abs().max_element()));
-    // NaN (non-finite input) gives NaN, which no cut is below.
     gap - 1e-12 * (scale + gap)
 }
 
