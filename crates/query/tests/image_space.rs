@@ -3,19 +3,17 @@
 //! the library's perturbed column sweep), brute-force nearest faces over all triangles for
 //! every distance, and closed forms — the overlap of two boxes, the lens of two balls
 //! (bracketed by the inscribed and circumscribed balls of the tessellated spheres), the
-//! distance of two balls — for volumes, contact depths and separation. The distance field
-//! (classification and distances of lattice samples) is tested in `image_space_field.rs`.
+//! distance of two balls — for volumes and contact depths. The distance field
+//! (classification and distances of lattice samples) is tested in `image_space_field.rs`,
+//! separation and self-intersection in `image_space_separation.rs`.
 
 use glam::{DVec3, Vec3};
-use gprox_bvh::bv_tree::BvTree;
-use gprox_bvh::rss::Rss;
 use gprox_geometry::scene::torus;
-use gprox_geometry::transform::{transform_point, Pose64};
+use gprox_geometry::transform::Pose64;
 use gprox_geometry::TriMesh;
 use gprox_query::collide::Side;
-use gprox_query::distance::{distance, DistanceObject, DistanceOptions};
 use gprox_query::image_space::{
-    distance_field, intersect, self_intersection_volume, separation, CellBox, ImageSpaceError,
+    distance_field, intersect, self_intersection_volume, CellBox, ImageSpaceError,
     ImageSpaceOptions, Intersection, IntersectionSweep, Lattice, SAMPLE_INSIDE, SAMPLE_NEAR,
     SAMPLE_UNDECIDED,
 };
@@ -33,14 +31,6 @@ mod support;
 use oracle::{oracle, Truth};
 use shapes::*;
 use support::*;
-
-fn translate(t: [f64; 3]) -> Pose64 {
-    let mut p = Pose64::IDENTITY;
-    for (i, x) in t.iter().enumerate() {
-        p.rows[i][3] = *x;
-    }
-    p
-}
 
 // ------------------------------------------------------------ intersection
 
@@ -371,87 +361,6 @@ fn split_contacts_give_two_regions() {
     let h = res.lattice().spacing;
     let whole = ((3.3 / h).ceil() * (0.8 / h).ceil() * (0.9 / h).ceil()) as u64;
     assert!(total < whole / 2, "localised {total} of {whole} cells");
-}
-
-// ------------------------------------------------------------ separation, self-intersection
-
-#[test]
-fn separation_matches_exact_distance() {
-    let s = icosphere(1.0, Vec3::ZERO, 3);
-    for (c, d) in [(2.3, 0.05), (2.05, 0.02), (3.0, 0.1)] {
-        let a = Posed::new(s.clone(), Pose64::IDENTITY);
-        let b = Posed::new(s.clone(), pose([0.3, 1.0, 0.2], 0.7, [c as f32, 0.3, -0.2]));
-        let opts = ImageSpaceOptions::new(d);
-        let sep = separation(&a.object(), &b.object(), &opts)
-            .unwrap()
-            .unwrap();
-        let (ra, rb) = (BvTree::<Rss>::build(&a.mesh), BvTree::<Rss>::build(&b.mesh));
-        let exact = distance(
-            &DistanceObject {
-                mesh: &a.mesh,
-                tree: &ra,
-                pose: a.pose,
-            },
-            &DistanceObject {
-                mesh: &b.mesh,
-                tree: &rb,
-                pose: b.pose,
-            },
-            &DistanceOptions::default(),
-        )
-        .unwrap()
-        .distance;
-        let h = Lattice::spacing_for(d);
-        assert!(sep.distance >= exact - 1e-12, "{} < {exact}", sep.distance);
-        // A sample inside A lies within a cell diagonal of the closest point (the spheres are
-        // much thicker than a cell), and refinement only brings the pair closer.
-        assert!(
-            sep.distance <= exact + 3f64.sqrt() * h,
-            "{} vs {exact}",
-            sep.distance
-        );
-        assert!((sep.point_b - sep.point_a).length() == sep.distance);
-        let (ta, tb) = (a.triangles(), b.triangles());
-        assert!(brute_nearest(sep.point_a, &ta).0 < 1e-12);
-        assert!(brute_nearest(sep.point_b, &tb).0 < 1e-12);
-        let centres = (transform_point(&b.pose, Vec3::ZERO) - DVec3::ZERO).normalize();
-        assert!(sep.direction.dot(centres) > 0.99, "{:?}", sep.direction);
-        // Symmetric.
-        let back = separation(&b.object(), &a.object(), &opts)
-            .unwrap()
-            .unwrap();
-        assert!((back.distance - sep.distance).abs() <= 1e-12 + 1e-3 * h);
-    }
-    // Overlapping solids have no separation.
-    let a = Posed::new(s.clone(), Pose64::IDENTITY);
-    let b = Posed::new(s, translate([1.5, 0.0, 0.0]));
-    assert_eq!(
-        separation(&a.object(), &b.object(), &ImageSpaceOptions::new(0.05)).unwrap(),
-        None
-    );
-}
-
-#[test]
-fn self_intersection_of_two_overlapping_boxes() {
-    let l = cube(Vec3::new(0.0, 0.0, 0.0), Vec3::new(1.0, 1.0, 1.0));
-    let r = cube(Vec3::new(0.6, 0.3, -0.5), Vec3::new(1.6, 1.5, 0.7));
-    let mut pos = l.positions().to_vec();
-    pos.extend(r.positions());
-    let mut faces = l.faces().to_vec();
-    faces.extend(r.faces().iter().map(|f| f.map(|i| i + 8)));
-    let both = Posed::new(TriMesh::new(pos, faces).unwrap(), Pose64::IDENTITY);
-    let exact = 0.4 * 0.7 * 0.7;
-    let s = self_intersection_volume(&both.object(), &ImageSpaceOptions::new(0.03)).unwrap();
-    assert!(s.count > 0);
-    assert!(
-        (s.volume() - exact).abs() <= s.volume_bound(),
-        "{} vs {exact}",
-        s.volume()
-    );
-    // One box alone winds once everywhere: no self-intersection at all.
-    let one = Posed::new(l, Pose64::IDENTITY);
-    let s = self_intersection_volume(&one.object(), &ImageSpaceOptions::new(0.03)).unwrap();
-    assert_eq!(s.count, 0);
 }
 
 // ------------------------------------------------------------ errors

@@ -92,3 +92,12 @@ pub fn radii(tris: &[[DVec3; 3]], c: DVec3) -> (f64, f64) {
     }
     (inner, outer)
 }
+
+/// The translation by `t`.
+pub fn translate(t: [f64; 3]) -> Pose64 {
+    let mut p = Pose64::IDENTITY;
+    for (i, x) in t.iter().enumerate() {
+        p.rows[i][3] = *x;
+    }
+    p
+}
