@@ -472,13 +472,7 @@ pub(super) fn sorted_samples(parts: &[Part], lattice: &Lattice) -> Vec<Intersect
     };
     // The keys at their exact number, each part's written in parallel into its own slice.
     let mut keys: Vec<(u128, usize, usize)> = vec![(0, 0, 0); total];
-    let mut slices = Vec::with_capacity(parts.len());
-    let mut rest = keys.as_mut_slice();
-    for p in parts {
-        let (mine, tail) = rest.split_at_mut(p.cells.len());
-        slices.push(mine);
-        rest = tail;
-    }
+    let slices = per_part(parts, &mut keys);
     let fill = |(t, out): (usize, &mut [(u128, usize, usize)])| {
         for (i, (k, &c)) in out.iter_mut().zip(&parts[t].cells).enumerate() {
             *k = (key(parts[t].region, c), t, i);
@@ -523,19 +517,27 @@ fn dense_keys(parts: &[Part], total: usize) -> Option<Vec<u64>> {
         (0..4).fold(0u64, |k, a| k * size(a) + u64::from(digits[a] - lo[a]))
     };
     let mut keys = vec![0u64; total];
-    let mut rest = keys.as_mut_slice();
-    let mut slices = Vec::with_capacity(parts.len());
+    per_part(parts, &mut keys)
+        .into_par_iter()
+        .enumerate()
+        .for_each(|(t, out)| {
+            for (k, &c) in out.iter_mut().zip(&parts[t].cells) {
+                *k = key(parts[t].region, c);
+            }
+        });
+    Some(keys)
+}
+
+/// `all` (one entry per sample of `parts`, part after part) cut into each part's slice.
+fn per_part<'x, T>(parts: &[Part], all: &'x mut [T]) -> Vec<&'x mut [T]> {
+    let mut rest = all;
+    let mut out = Vec::with_capacity(parts.len());
     for p in parts {
         let (mine, tail) = rest.split_at_mut(p.cells.len());
-        slices.push((p, mine));
+        out.push(mine);
         rest = tail;
     }
-    slices.into_par_iter().for_each(|(p, out)| {
-        for (k, &c) in out.iter_mut().zip(&p.cells) {
-            *k = key(p.region, c);
-        }
-    });
-    Some(keys)
+    out
 }
 
 /// Fills in the surface points of `samples` (sorted by region, then lattice order) in
