@@ -27,6 +27,7 @@
 
 use glam::{DVec2, Vec3};
 
+mod contours;
 mod planar;
 
 use planar::{
@@ -34,17 +35,17 @@ use planar::{
     star_simple, Tol, U,
 };
 
+use contours::{Contour, Contours, SINGLE};
+
 use super::layout::{Half, Layout};
 use super::traverse::Prune;
 use gprox_bvh::normal_cone::DIRECTIONS;
 
-/// Scratch state for certifying nodes of one mesh (reused across nodes and frames).
+/// Scratch state for certifying nodes of one mesh (reused across nodes and frames), with the
+/// contours found for the current layout.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Certifier {
-    /// Per vertex: the stamp of the loop it was last put on, and its successor there
-    /// (together: one cache line per vertex visit).
-    vert: Vec<[u32; 2]>,
-    stamp: u32,
+    contours: Contours,
     pts: Vec<DVec2>,
     keys: Vec<u64>,
     /// The two chains of the monotone test ([`monotone_simple`]).
@@ -55,23 +56,25 @@ impl Certifier {
     /// Scratch for a mesh of `vertex_count` vertices.
     pub(crate) fn new(vertex_count: usize) -> Self {
         Self {
-            vert: vec![[0, 0]; vertex_count],
+            contours: Contours::new(vertex_count),
             ..Self::default()
         }
     }
 
     /// Vertex count this scratch was made for.
     pub(crate) fn vertex_count(&self) -> usize {
-        self.vert.len()
+        self.contours.vertex_count()
     }
 
-    fn bump(&mut self) -> u32 {
-        self.stamp = self.stamp.wrapping_add(1);
-        if self.stamp == 0 {
-            self.vert.fill([0, 0]);
-            self.stamp = 1;
-        }
-        self.stamp
+    /// Forgets the contours found so far: call when the layout changes.
+    pub(crate) fn forget_contours(&mut self) {
+        self.contours.clear();
+    }
+
+    /// How many node sets have a kept contour.
+    #[cfg(test)]
+    pub(crate) fn contour_count(&self) -> usize {
+        self.contours.len()
     }
 
     /// Whether no two non-adjacent faces below `node` can touch (see the module docs).
@@ -90,7 +93,7 @@ impl Certifier {
         }
         let none = [u32::MAX, 0];
         let parts = [(layout.boundary(node), none)];
-        self.certify(&parts, mask, pos, max_abs) == Some(true)
+        self.certify((node, SINGLE), &parts, mask, pos, max_abs) == Some(true)
     }
 
     /// Whether no two non-adjacent faces of the union of the (disjoint) subtrees `a` and `b`
@@ -122,7 +125,7 @@ impl Certifier {
             return silent(layout.share_edge(x, y));
         }
         let parts = [(bx, layout.range(y)), (by, layout.range(x))];
-        match self.certify(&parts, mask, pos, max_abs) {
+        match self.certify((x, y), &parts, mask, pos, max_abs) {
             Some(true) => Prune::Skip,
             Some(false) => Prune::Descend,
             None => Prune::DescendSilently,
@@ -130,17 +133,24 @@ impl Certifier {
     }
 
     /// The contour test on the boundary half-edges of `parts` (each: a node's boundary without
-    /// the edges whose face across lies in the given leaf-slot range), for a set whose faces
-    /// all have `mask`'s first direction in their certified masks. `None` when there are
+    /// the edges whose face across lies in the given leaf-slot range), for the set `key` whose
+    /// faces all have `mask`'s first direction in their certified masks. `None` when there are
     /// several parts and the first has no edge across to the slot range given with it (the
     /// parts share no edge; cheaper than a separate search, since it is read anyway).
     fn certify(
         &mut self,
+        key: (u32, u32),
         parts: &[(&[Half], [u32; 2])],
         mask: u32,
         pos: &[Vec3],
         max_abs: f64,
     ) -> Option<bool> {
+        // 2. Boundary half-edges, one outgoing per vertex, one loop (found once per layout).
+        let (start, end) = match self.contours.get(key, parts) {
+            Contour::Apart => return None,
+            Contour::Broken => return Some(false),
+            Contour::Loop { start, end } => (start, end),
+        };
         let d = DIRECTIONS[mask.trailing_zeros() as usize].map(f64::from);
         // p1 ⟂ d with small integer entries, p2 = d × p1 (also integer): p1 × p2 ∥ +d.
         let cands = [[d[1], -d[0], 0.0], [0.0, d[2], -d[1]], [d[2], 0.0, -d[0]]];
@@ -163,50 +173,15 @@ impl Certifier {
                 p2[0] * x.x + p2[1] * x.y + p2[2] * x.z,
             )
         };
-        let stamp = self.bump();
-        // 2. Boundary half-edges, one outgoing per vertex, one loop.
-        let (mut nb, mut start) = (0usize, 0u32);
-        let mut removed = false;
-        for (k, &(edges, [lo, hi])) in parts.iter().enumerate() {
-            if k == 1 && !removed {
-                return None;
-            }
-            for h in edges {
-                if lo <= h.adj && h.adj <= hi {
-                    removed = true;
-                    continue;
-                }
-                let slot = &mut self.vert[h.u as usize];
-                if slot[0] == stamp {
-                    return Some(false);
-                }
-                *slot = [stamp, h.v];
-                (nb, start) = (nb + 1, h.u);
-            }
-        }
-        if nb < 3 {
-            return Some(false);
-        }
-        // The loop, projected as it is walked.
+        // The loop, projected.
         self.pts.clear();
-        let mut cur = start;
         let mut bbox = [DVec2::splat(f64::INFINITY), DVec2::splat(f64::NEG_INFINITY)];
-        loop {
-            let [at, next] = self.vert[cur as usize];
-            if at != stamp || self.pts.len() >= nb {
-                return Some(false);
-            }
-            let p = proj(cur);
+        for &v in self.contours.vertices(start, end) {
+            let p = proj(v);
             bbox = [bbox[0].min(p), bbox[1].max(p)];
             self.pts.push(p);
-            cur = next;
-            if cur == start {
-                break;
-            }
         }
-        if self.pts.len() != nb {
-            return Some(false);
-        }
+        let nb = self.pts.len();
         // 3. Simple projected loop: the linear star test, else the general sweep.
         // The first two points again at the end: `pts[i + 1]`, `pts[i + 2]` without wrapping.
         self.pts.extend_from_within(..2);

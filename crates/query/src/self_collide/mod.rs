@@ -151,6 +151,7 @@ impl SelfCullCache {
         let faces = mesh.faces();
         if !self.layout.as_ref().is_some_and(|l| l.matches(bvh, faces)) {
             self.layout = Layout::new(bvh, faces, topo);
+            self.certifier.forget_contours();
         }
         if self.certifier.vertex_count() != mesh.vertex_count() {
             self.certifier = Certifier::new(mesh.vertex_count());
@@ -371,5 +372,39 @@ impl SelfCollider {
             &self.bvh,
             Some((layout, &cache.masks, &mut cache.certifier)),
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use gprox_bvh::lbvh;
+    use gprox_geometry::scene::torus;
+    use gprox_geometry::TriMesh;
+
+    use super::{self_collide_cached, SelfCullCache, Topology};
+
+    /// The contours kept for one tree layout are dropped with it: node ids name other face
+    /// sets in another tree over the same faces.
+    #[test]
+    fn a_new_layout_forgets_the_contours() {
+        let mesh = torus(1.0, 0.3, 24, 12).unwrap();
+        let topo = Topology::new(mesh.faces(), mesh.vertex_count());
+        let mut cache = SelfCullCache::default();
+        let bvh = lbvh::build(&mesh);
+        self_collide_cached(&mesh, &bvh, &topo, &mut cache).unwrap();
+        assert!(cache.certifier.contour_count() > 0);
+        // The same tree again (refit): the contours stay.
+        cache.prepare(&mesh, &bvh, &topo).unwrap();
+        assert!(cache.certifier.contour_count() > 0);
+        // A tree over the mirrored positions orders the faces differently.
+        let mirrored: Vec<_> = mesh
+            .positions()
+            .iter()
+            .map(|p| p * glam::Vec3::new(-1.0, 1.0, 0.5))
+            .collect();
+        let other = lbvh::build(&TriMesh::new(mirrored, mesh.faces().to_vec()).unwrap());
+        assert_ne!(other.nodes, bvh.nodes);
+        cache.prepare(&mesh, &other, &topo).unwrap();
+        assert_eq!(cache.certifier.contour_count(), 0);
     }
 }
