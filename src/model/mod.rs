@@ -16,7 +16,7 @@ use gprox_geometry::TriMesh;
 use gprox_query::broad_phase::TreeShape;
 use gprox_query::collide::CollideError;
 use gprox_query::distance::DistanceError;
-use gprox_query::self_collide::Topology;
+use gprox_query::self_collide::{SelfCullCache, Topology};
 
 use crate::options::{CollisionTree, ModelOptions};
 use crate::Error;
@@ -98,6 +98,9 @@ pub struct Model {
     resident_distance: Mutex<Option<(u64, u64, Arc<ResidentDistanceMesh>)>>,
     /// Adjacency of the faces (self-collision and CCD), made on first use.
     topology: OnceLock<Topology>,
+    /// The normal-cone culling data of CPU self-collision (per-node boundaries, the loops of
+    /// the certificates), kept across frames while the tree is only refitted.
+    self_cull: Mutex<SelfCullCache>,
     /// The tree's validated shape (many-body collision), made on first use: it depends on the
     /// tree's links only, which refits keep.
     tree_shape: OnceLock<Result<TreeShape, CollideError>>,
@@ -128,6 +131,7 @@ impl Clone for Model {
             distance_tree: Mutex::new(None),
             resident_distance: Mutex::new(None),
             topology: self.topology.clone(),
+            self_cull: Mutex::default(),
             tree_shape: self.tree_shape.clone(),
             duplicate: self.duplicate.clone(),
             obb_tree: Mutex::new(None),
@@ -397,6 +401,16 @@ impl Model {
             .get_or_init(|| Topology::new(self.mesh.faces(), self.mesh.vertex_count()))
     }
 
+    /// Runs `f` with this model's self-collision culling data (a fresh one when another thread
+    /// holds it, so concurrent queries never wait on each other).
+    pub(crate) fn with_self_cull<R>(&self, f: impl FnOnce(&mut SelfCullCache) -> R) -> R {
+        match self.self_cull.try_lock() {
+            Ok(mut cache) => f(&mut cache),
+            Err(std::sync::TryLockError::Poisoned(e)) => f(&mut e.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => f(&mut SelfCullCache::default()),
+        }
+    }
+
     /// The shape of the tree ([`TreeShape`]), made on first use: many-body collision refits it
     /// to each body's world corners instead of validating the tree on every call.
     pub(crate) fn tree_shape(&self) -> Result<&TreeShape, Error> {
@@ -439,6 +453,7 @@ impl Model {
             distance_tree: Mutex::new(None),
             resident_distance: Mutex::new(None),
             topology: OnceLock::new(),
+            self_cull: Mutex::default(),
             tree_shape: OnceLock::new(),
             duplicate: OnceLock::new(),
             obb_tree: Mutex::new(None),

@@ -1,13 +1,14 @@
 //! Self-collision of one mesh model: intersecting faces that share no vertex.
 
 use crate::{Context, Error, Model, ModelKind};
-use gprox_query::self_collide::self_collide;
+use gprox_query::self_collide::self_collide_cached;
 
 impl Context {
     /// Every intersecting pair of faces of `model` that share no vertex (`[a, b]`, `a < b`,
     /// sorted): the model's self-collision, exact, none missed (the model keeps its face
-    /// adjacency). On the CPU with normal-cone culling; on a device the resident tree is
-    /// traversed against itself with one host synchronisation.
+    /// adjacency). On the CPU with normal-cone culling, whose per-node data the model keeps
+    /// from frame to frame while [`Context::update`] only refits its tree; on a device the
+    /// resident tree is traversed against itself with one host synchronisation.
     ///
     /// Errors with [`Error::Unwelded`] when two vertices of the mesh sit at one position: the
     /// faces around them touch without sharing a vertex id, so every one of them would be
@@ -26,7 +27,11 @@ impl Context {
     pub fn self_collide(&self, model: &Model) -> Result<Vec<[u32; 2]>, Error> {
         welded("self_collide", model)?;
         match &self.device {
-            None => Ok(self_collide(model.mesh(), model.bvh(), model.topology(), None)?.pairs),
+            None => {
+                let (mesh, bvh, topology) = (model.mesh(), model.bvh(), model.topology());
+                let r = model.with_self_cull(|c| self_collide_cached(mesh, bvh, topology, c))?;
+                Ok(r.pairs)
+            }
             Some(d) => {
                 let r = model.resident(d)?;
                 let balance = gprox_cuda::BalanceOptions::default();

@@ -1,8 +1,10 @@
 //! Times the culled self-collision of `cloth-on-sphere`'s cloth (issue #17's `self` row) on one
 //! thread: every frame the mesh takes the frame's positions, the LBVH is refitted (untimed) and
 //! [`self_collide_cached`] runs once (timed, as the peers' harness times a frame's first call).
-//! Usage: `self_collide_bench [scenes dir] [passes]` (default `/work/shared/peers/scenes`, 19);
-//! the first pass is discarded. Prints the median frame and the pairs found per pass.
+//! Usage: `self_collide_bench [scenes dir] [passes] [plain]` (default
+//! `/work/shared/peers/scenes`, 19; `plain`: the traversal without normal-cone culling,
+//! [`self_collide`] with no masks, instead); the first pass is discarded. Prints the median
+//! frame and the pairs found per pass.
 
 use std::time::Instant;
 
@@ -10,12 +12,13 @@ use std::time::Instant;
 mod peer_bench;
 
 use gprox_bvh::{lbvh, refit::refit_from_mesh};
-use gprox_query::self_collide::{self_collide_cached, SelfCullCache, Topology};
+use gprox_query::self_collide::{self_collide, self_collide_cached, SelfCullCache, Topology};
 
 fn main() {
-    let Some((dir, passes, _, pool)) = peer_bench::setup() else {
+    let Some((dir, passes, mut args, pool)) = peer_bench::setup() else {
         return;
     };
+    let plain = args.next().is_some_and(|a| a == "plain");
     let Some(scene) = peer_bench::load(&dir, "cloth-on-sphere") else {
         return;
     };
@@ -40,7 +43,12 @@ fn main() {
                     return;
                 }
                 let t = Instant::now();
-                let r = match self_collide_cached(&mesh, &bvh, &topo, &mut cache) {
+                let r = if plain {
+                    self_collide(&mesh, &bvh, &topo, None)
+                } else {
+                    self_collide_cached(&mesh, &bvh, &topo, &mut cache)
+                };
+                let r = match r {
                     Ok(r) => r,
                     Err(e) => {
                         eprintln!("frame {f}: {e}");
@@ -61,7 +69,8 @@ fn main() {
     let median = times.get(times.len() / 2).copied().unwrap_or(f64::NAN);
     let runs = (passes.max(2) - 1) as f64;
     println!(
-        "cloth-on-sphere self: median frame {median:.3} ms over {} frames; {:.0} pairs and {:.0} culled nodes and {:.0} exact leaf tests a pass",
+        "cloth-on-sphere self{}: median frame {median:.3} ms over {} frames; {:.0} pairs and {:.0} culled nodes and {:.0} exact leaf tests a pass",
+        if plain { " (no culling)" } else { "" },
         times.len(),
         found as f64 / runs,
         culled as f64 / runs,
