@@ -58,7 +58,8 @@ fn note(kind: &QueryKind) -> &'static str {
              triangle-triangle distances, certified bounds (tolerance 0)"
         }
         QueryKind::SelfCollide => {
-            "gprox CPU, 1 thread: LBVH refit per frame (update_ms), self traversal skipping \
+            "gprox CPU, 1 thread: LBVH refit per frame (update_ms), self traversal with \
+             certified normal-cone culling (its per-node data kept across frames), skipping \
              adjacent triangles, exact triangle tests"
         }
         QueryKind::Ccd => {

@@ -9,7 +9,7 @@ use gprox::query::ccd::{ccd_self_with_bvh, CcdOptions};
 use gprox::query::collide::{CollideOptions, CollisionObject};
 use gprox::query::distance::{distance_wide, DistanceOptions, DistanceResult, WideDistanceObject};
 use gprox::query::penetration::penetration;
-use gprox::query::self_collide::{self_collide_cached, SelfCullCache, Topology};
+use gprox::query::self_collide::Topology;
 use gprox::{Context, Model};
 
 use crate::report::FrameRecord;
@@ -59,13 +59,10 @@ fn distance_record(f: usize, r: &DistanceResult) -> FrameRecord {
     }
 }
 
-/// One-off setup of a single-object target (self-collision, CCD): the mesh's adjacency and the
-/// normal-cone culling data kept across frames.
+/// One-off setup of a single-object target (self-collision, CCD): the mesh's adjacency.
 pub(crate) struct SelfSetup {
     /// Adjacency of the object's mesh.
     pub(crate) topology: Topology,
-    /// Culling data, rebuilt only when the tree's layout changes.
-    pub(crate) cull: std::cell::RefCell<SelfCullCache>,
 }
 
 impl SelfSetup {
@@ -73,7 +70,6 @@ impl SelfSetup {
     pub(crate) fn new(mesh: &gprox::geometry::TriMesh) -> Self {
         Self {
             topology: Topology::new(mesh.faces(), mesh.vertex_count()),
-            cull: Default::default(),
         }
     }
 }
@@ -108,16 +104,10 @@ pub(crate) fn query_frame(
         };
         return Ok((rec, toi.to_bits()));
     }
-    if let (Some(o), Some(setup)) = (target.object, setup) {
-        let m = &models[slot_of(o)?];
-        // The CPU keeps its normal-cone cache across frames; a device traverses its resident
-        // tree (same pairs).
-        let pairs = if ctx.backend() == gprox::Backend::Cpu {
-            let mut cull = setup.cull.borrow_mut();
-            self_collide_cached(m.mesh(), m.bvh(), &setup.topology, &mut cull)?.pairs
-        } else {
-            ctx.self_collide(m)?
-        };
+    if let (Some(o), Some(_)) = (target.object, setup) {
+        // The CPU model keeps its normal-cone culling data across frames; a device traverses
+        // its resident tree (same pairs).
+        let pairs = ctx.self_collide(&models[slot_of(o)?])?;
         let hash = hash_list(FNV_OFFSET, &pairs);
         let rec = FrameRecord {
             frame: f,
