@@ -10,7 +10,8 @@
 //!    ANDed over the node, see [`Layout::masks`]);
 //! 2. every edge of `S` is shared by at most two faces of `S`, consistently oriented
 //!    (no bad edge, see [`Layout`]); the boundary edges of `S` (cached per node, merged for a
-//!    union) form exactly one closed loop through distinct vertices;
+//!    union) form exactly one closed loop through distinct vertices (found once per tree
+//!    layout and kept, `contours.rs`);
 //! 3. the projected loop is simple: consecutive segments meet only at their common vertex and
 //!    non-consecutive segments are disjoint (certified with error bounds: first by a linear
 //!    star test around a centre, which most loops pass, then by a linear test of loops
