@@ -402,11 +402,17 @@ impl Model {
     }
 
     /// Runs `f` with this model's self-collision culling data (a fresh one when another thread
-    /// holds it, so concurrent queries never wait on each other).
+    /// holds it, so concurrent queries never wait on each other; started over when a query
+    /// panicked while holding it).
     pub(crate) fn with_self_cull<R>(&self, f: impl FnOnce(&mut SelfCullCache) -> R) -> R {
         match self.self_cull.try_lock() {
             Ok(mut cache) => f(&mut cache),
-            Err(std::sync::TryLockError::Poisoned(e)) => f(&mut e.into_inner()),
+            Err(std::sync::TryLockError::Poisoned(e)) => {
+                let mut cache = e.into_inner();
+                *cache = SelfCullCache::default();
+                self.self_cull.clear_poison();
+                f(&mut cache)
+            }
             Err(std::sync::TryLockError::WouldBlock) => f(&mut SelfCullCache::default()),
         }
     }
