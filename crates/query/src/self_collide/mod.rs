@@ -17,6 +17,8 @@ mod layout;
 pub mod topology;
 pub mod traverse;
 
+use std::sync::Mutex;
+
 use glam::{Vec3, Vec3A};
 use gprox_bvh::{
     lbvh::build_from_aabbs,
@@ -299,7 +301,7 @@ fn run(
 
 /// Per-frame self-collision of a deforming mesh: keeps topology, BVH and the culling data;
 /// [`SelfCollider::update`] refits (or rebuilds, by the [`RebuildPolicy`]) to new positions.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct SelfCollider {
     /// Adjacency of the mesh (constant).
     pub topology: Topology,
@@ -311,8 +313,26 @@ pub struct SelfCollider {
     pub policy: RebuildPolicy,
     /// Whether normal-cone culling is used.
     pub culling: bool,
-    /// Boundaries of the tree's nodes (culling only).
-    cache: SelfCullCache,
+    /// Boundaries of the tree's nodes and the certificates' loops (culling only), kept across
+    /// frames; a query takes them for its duration (a concurrent one gets fresh ones).
+    cache: Mutex<SelfCullCache>,
+}
+
+impl Clone for SelfCollider {
+    fn clone(&self) -> Self {
+        let cache = match self.cache.try_lock() {
+            Ok(c) => c.clone(),
+            Err(_) => SelfCullCache::default(),
+        };
+        Self {
+            topology: self.topology.clone(),
+            bvh: self.bvh.clone(),
+            masks: self.masks.clone(),
+            policy: self.policy,
+            culling: self.culling,
+            cache: Mutex::new(cache),
+        }
+    }
 }
 
 impl SelfCollider {
@@ -327,7 +347,7 @@ impl SelfCollider {
             masks: Vec::new(),
             policy,
             culling,
-            cache: SelfCullCache::default(),
+            cache: Mutex::default(),
         };
         sc.refresh(mesh);
         sc
@@ -338,8 +358,9 @@ impl SelfCollider {
         if !self.culling || self.bvh.nodes.len() < 3 {
             return;
         }
-        self.cache.fit(mesh, &self.bvh, &self.topology);
-        if let Some(l) = &self.cache.layout {
+        let cache = self.cache.get_mut().unwrap_or_else(|e| e.into_inner());
+        cache.fit(mesh, &self.bvh, &self.topology);
+        if let Some(l) = &cache.layout {
             l.masks(mesh.positions(), &mut self.masks);
         }
     }
@@ -359,19 +380,19 @@ impl SelfCollider {
         if !self.culling {
             return self_collide(mesh, &self.bvh, &self.topology, None);
         }
-        check_inputs(mesh, &self.bvh, &self.topology)?;
-        let mut cache = SelfCullCache::default();
-        let layout = match &self.cache.layout {
-            Some(l) if l.matches(&self.bvh, mesh.faces()) => l,
-            _ => return self_collide_cached(mesh, &self.bvh, &self.topology, &mut cache),
-        };
-        cache.certifier = Certifier::new(mesh.vertex_count());
-        layout.masks(mesh.positions(), &mut cache.masks);
-        Ok(run(
-            mesh,
-            &self.bvh,
-            Some((layout, &cache.masks, &mut cache.certifier)),
-        ))
+        match self.cache.try_lock() {
+            Ok(mut cache) => self_collide_cached(mesh, &self.bvh, &self.topology, &mut cache),
+            Err(std::sync::TryLockError::Poisoned(e)) => {
+                let mut cache = e.into_inner();
+                *cache = SelfCullCache::default();
+                self.cache.clear_poison();
+                self_collide_cached(mesh, &self.bvh, &self.topology, &mut cache)
+            }
+            Err(std::sync::TryLockError::WouldBlock) => {
+                let mut fresh = SelfCullCache::default();
+                self_collide_cached(mesh, &self.bvh, &self.topology, &mut fresh)
+            }
+        }
     }
 }
 
