@@ -16,7 +16,7 @@ use gprox_geometry::TriMesh;
 use gprox_query::broad_phase::TreeShape;
 use gprox_query::collide::CollideError;
 use gprox_query::distance::DistanceError;
-use gprox_query::self_collide::{SelfCullCache, Topology};
+use gprox_query::self_collide::{SharedCullCache, Topology};
 
 use crate::options::{CollisionTree, ModelOptions};
 use crate::Error;
@@ -100,7 +100,7 @@ pub struct Model {
     topology: OnceLock<Topology>,
     /// The normal-cone culling data of CPU self-collision (per-node boundaries, the loops of
     /// the certificates), kept across frames while the tree is only refitted.
-    self_cull: Mutex<SelfCullCache>,
+    self_cull: SharedCullCache,
     /// The tree's validated shape (many-body collision), made on first use: it depends on the
     /// tree's links only, which refits keep.
     tree_shape: OnceLock<Result<TreeShape, CollideError>>,
@@ -131,7 +131,7 @@ impl Clone for Model {
             distance_tree: Mutex::new(None),
             resident_distance: Mutex::new(None),
             topology: self.topology.clone(),
-            self_cull: Mutex::default(),
+            self_cull: SharedCullCache::default(),
             tree_shape: self.tree_shape.clone(),
             duplicate: self.duplicate.clone(),
             obb_tree: Mutex::new(None),
@@ -401,20 +401,9 @@ impl Model {
             .get_or_init(|| Topology::new(self.mesh.faces(), self.mesh.vertex_count()))
     }
 
-    /// Runs `f` with this model's self-collision culling data (a fresh one when another thread
-    /// holds it, so concurrent queries never wait on each other; started over when a query
-    /// panicked while holding it).
-    pub(crate) fn with_self_cull<R>(&self, f: impl FnOnce(&mut SelfCullCache) -> R) -> R {
-        match self.self_cull.try_lock() {
-            Ok(mut cache) => f(&mut cache),
-            Err(std::sync::TryLockError::Poisoned(e)) => {
-                let mut cache = e.into_inner();
-                *cache = SelfCullCache::default();
-                self.self_cull.clear_poison();
-                f(&mut cache)
-            }
-            Err(std::sync::TryLockError::WouldBlock) => f(&mut SelfCullCache::default()),
-        }
+    /// The normal-cone culling data of CPU self-collision, kept across frames.
+    pub(crate) fn self_cull(&self) -> &SharedCullCache {
+        &self.self_cull
     }
 
     /// The shape of the tree ([`TreeShape`]), made on first use: many-body collision refits it
@@ -459,7 +448,7 @@ impl Model {
             distance_tree: Mutex::new(None),
             resident_distance: Mutex::new(None),
             topology: OnceLock::new(),
-            self_cull: Mutex::default(),
+            self_cull: SharedCullCache::default(),
             tree_shape: OnceLock::new(),
             duplicate: OnceLock::new(),
             obb_tree: Mutex::new(None),

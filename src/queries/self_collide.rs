@@ -1,7 +1,6 @@
 //! Self-collision of one mesh model: intersecting faces that share no vertex.
 
 use crate::{Context, Error, Model, ModelKind};
-use gprox_query::self_collide::self_collide_cached;
 
 impl Context {
     /// Every intersecting pair of faces of `model` that share no vertex (`[a, b]`, `a < b`,
@@ -28,9 +27,10 @@ impl Context {
         welded("self_collide", model)?;
         match &self.device {
             None => {
-                let (mesh, bvh, topology) = (model.mesh(), model.bvh(), model.topology());
-                let r = model.with_self_cull(|c| self_collide_cached(mesh, bvh, topology, c))?;
-                Ok(r.pairs)
+                let cull = model.self_cull();
+                Ok(cull
+                    .self_collide(model.mesh(), model.bvh(), model.topology())?
+                    .pairs)
             }
             Some(d) => {
                 let r = model.resident(d)?;

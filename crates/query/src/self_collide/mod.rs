@@ -17,7 +17,7 @@ mod layout;
 pub mod topology;
 pub mod traverse;
 
-use std::sync::Mutex;
+use std::sync::{Mutex, TryLockError};
 
 use glam::{Vec3, Vec3A};
 use gprox_bvh::{
@@ -200,6 +200,50 @@ pub fn self_collide_cached(
     Ok(run(mesh, bvh, Some((layout, masks, certifier))))
 }
 
+/// A [`SelfCullCache`] behind a lock, for holders that answer self-collision through a shared
+/// reference (a model, a [`SelfCollider`]): each query takes the cache for its duration; a
+/// query that finds it taken by another thread runs on fresh scratch instead of waiting, and
+/// one that finds it poisoned (a panic mid-query) starts it over. Cloning copies the cache.
+#[derive(Debug, Default)]
+pub struct SharedCullCache(Mutex<SelfCullCache>);
+
+impl Clone for SharedCullCache {
+    fn clone(&self) -> Self {
+        match self.0.try_lock() {
+            Ok(c) => Self(Mutex::new(c.clone())),
+            Err(_) => Self::default(),
+        }
+    }
+}
+
+impl SharedCullCache {
+    /// [`self_collide_cached`] on the held cache.
+    pub fn self_collide(
+        &self,
+        mesh: &TriMesh,
+        bvh: &Bvh,
+        topo: &Topology,
+    ) -> Result<SelfCollisions, SelfCollideError> {
+        match self.0.try_lock() {
+            Ok(mut cache) => self_collide_cached(mesh, bvh, topo, &mut cache),
+            Err(TryLockError::Poisoned(e)) => {
+                let mut cache = e.into_inner();
+                *cache = SelfCullCache::default();
+                self.0.clear_poison();
+                self_collide_cached(mesh, bvh, topo, &mut cache)
+            }
+            Err(TryLockError::WouldBlock) => {
+                self_collide_cached(mesh, bvh, topo, &mut SelfCullCache::default())
+            }
+        }
+    }
+
+    /// The held cache, for an exclusive holder (no locking).
+    pub fn get_mut(&mut self) -> &mut SelfCullCache {
+        self.0.get_mut().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
 /// Typed errors for a tree or topology that does not belong to `mesh`.
 fn check_inputs(mesh: &TriMesh, bvh: &Bvh, topo: &Topology) -> Result<(), SelfCollideError> {
     let faces = mesh.faces();
@@ -301,7 +345,7 @@ fn run(
 
 /// Per-frame self-collision of a deforming mesh: keeps topology, BVH and the culling data;
 /// [`SelfCollider::update`] refits (or rebuilds, by the [`RebuildPolicy`]) to new positions.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct SelfCollider {
     /// Adjacency of the mesh (constant).
     pub topology: Topology,
@@ -314,25 +358,8 @@ pub struct SelfCollider {
     /// Whether normal-cone culling is used.
     pub culling: bool,
     /// Boundaries of the tree's nodes and the certificates' loops (culling only), kept across
-    /// frames; a query takes them for its duration (a concurrent one gets fresh ones).
-    cache: Mutex<SelfCullCache>,
-}
-
-impl Clone for SelfCollider {
-    fn clone(&self) -> Self {
-        let cache = match self.cache.try_lock() {
-            Ok(c) => c.clone(),
-            Err(_) => SelfCullCache::default(),
-        };
-        Self {
-            topology: self.topology.clone(),
-            bvh: self.bvh.clone(),
-            masks: self.masks.clone(),
-            policy: self.policy,
-            culling: self.culling,
-            cache: Mutex::new(cache),
-        }
-    }
+    /// frames.
+    cache: SharedCullCache,
 }
 
 impl SelfCollider {
@@ -347,7 +374,7 @@ impl SelfCollider {
             masks: Vec::new(),
             policy,
             culling,
-            cache: Mutex::default(),
+            cache: SharedCullCache::default(),
         };
         sc.refresh(mesh);
         sc
@@ -358,7 +385,7 @@ impl SelfCollider {
         if !self.culling || self.bvh.nodes.len() < 3 {
             return;
         }
-        let cache = self.cache.get_mut().unwrap_or_else(|e| e.into_inner());
+        let cache = self.cache.get_mut();
         cache.fit(mesh, &self.bvh, &self.topology);
         if let Some(l) = &cache.layout {
             l.masks(mesh.positions(), &mut self.masks);
@@ -380,19 +407,7 @@ impl SelfCollider {
         if !self.culling {
             return self_collide(mesh, &self.bvh, &self.topology, None);
         }
-        match self.cache.try_lock() {
-            Ok(mut cache) => self_collide_cached(mesh, &self.bvh, &self.topology, &mut cache),
-            Err(std::sync::TryLockError::Poisoned(e)) => {
-                let mut cache = e.into_inner();
-                *cache = SelfCullCache::default();
-                self.cache.clear_poison();
-                self_collide_cached(mesh, &self.bvh, &self.topology, &mut cache)
-            }
-            Err(std::sync::TryLockError::WouldBlock) => {
-                let mut fresh = SelfCullCache::default();
-                self_collide_cached(mesh, &self.bvh, &self.topology, &mut fresh)
-            }
-        }
+        self.cache.self_collide(mesh, &self.bvh, &self.topology)
     }
 }
 
@@ -402,7 +417,7 @@ mod tests {
     use gprox_geometry::scene::torus;
     use gprox_geometry::TriMesh;
 
-    use super::{self_collide_cached, SelfCullCache, Topology};
+    use super::{self_collide, self_collide_cached, SelfCullCache, SharedCullCache, Topology};
 
     /// The contours kept for one tree layout are dropped with it: node ids name other face
     /// sets in another tree over the same faces.
@@ -427,5 +442,52 @@ mod tests {
         assert_ne!(other.nodes, bvh.nodes);
         cache.prepare(&mesh, &other, &topo).unwrap();
         assert_eq!(cache.certifier.contour_count(), 0);
+    }
+
+    /// A shared cache answers as the plain traversal does whether it is free, taken by
+    /// another holder (fresh scratch) or poisoned by a panic (started over, then kept again).
+    #[test]
+    fn shared_cache_answers_when_taken_or_poisoned() {
+        let t = torus(1.0, 0.3, 24, 12).unwrap();
+        // Fold the far half through the near one, so that there are pairs to find.
+        let p = t
+            .positions()
+            .iter()
+            .map(|v| {
+                if v.x > 0.3 {
+                    glam::Vec3::new(0.3 - 0.8 * (v.x - 0.3), v.y, v.z + 0.1)
+                } else {
+                    *v
+                }
+            })
+            .collect();
+        let mesh = TriMesh::new(p, t.faces().to_vec()).unwrap();
+        let topo = Topology::new(mesh.faces(), mesh.vertex_count());
+        let bvh = lbvh::build(&mesh);
+        let want = self_collide(&mesh, &bvh, &topo, None).unwrap().pairs;
+        assert!(!want.is_empty());
+        let shared = SharedCullCache::default();
+        let ask = || shared.self_collide(&mesh, &bvh, &topo).unwrap().pairs;
+        assert_eq!(ask(), want);
+        {
+            let _held = shared.0.lock().unwrap();
+            assert_eq!(ask(), want);
+        }
+        let poisoned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _held = shared.0.lock().unwrap();
+            panic!("a query panics while holding the cache");
+        }));
+        assert!(poisoned.is_err() && shared.0.is_poisoned());
+        assert_eq!(ask(), want);
+        assert!(!shared.0.is_poisoned());
+        assert!(shared.0.lock().unwrap().certifier.contour_count() > 0);
+        assert_eq!(
+            shared
+                .clone()
+                .self_collide(&mesh, &bvh, &topo)
+                .unwrap()
+                .pairs,
+            want
+        );
     }
 }
